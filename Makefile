@@ -1,0 +1,23 @@
+# Herald: `make run` and `make test` set up whatever is missing, then act.
+PY := .venv/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: setup setup-test run test bench clean
+
+setup:
+	@bin/setup
+
+setup-test:
+	@bin/setup --browser
+
+run: setup
+	@$(PY) bin/stack.py
+
+test: setup-test
+	@$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup-test
+	@$(PY) bench/browser_latency.py
+
+clean:
+	rm -rf .venv node_modules .pytest_cache
