@@ -1,0 +1,44 @@
+"""Herald: real-time notifications for Flask, relayed over Socket.IO.
+
+``create_app(config)`` builds the web app: Redis client and Bus, blueprints
+(auth, api, pages), CLI commands, and the Socket.IO server mounted in front
+of the Flask app. The relay (one Redis subscription per process) is started
+by whoever serves the app, see ``wsgi.serve``.
+"""
+import logging
+
+from flask import Flask
+
+from . import cli, extensions
+from .bus import Bus
+from .config import ROOT, Config
+from .redis_client import connect
+
+
+def create_app(config=None):
+    """Build a Herald app from ``config`` (a Config; from the environment by default)."""
+    config = config or Config()
+    app = Flask(__name__, static_folder=str(ROOT / "static"),
+                template_folder=str(ROOT / "templates"))
+    app.config.from_object(config)
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("geventwebsocket.handler").setLevel(logging.WARNING)
+
+    client = connect(app.config["REDIS_URL"])
+    app.extensions["herald.redis"] = client
+    app.extensions["herald.bus"] = Bus(client, app.config["HISTORY_MAX"])
+    extensions.csrf.init_app(app)
+
+    from .api import bp as api_bp
+    from .auth import bp as auth_bp
+    from .pages import bp as pages_bp
+    app.register_blueprint(auth_bp)
+    app.register_blueprint(api_bp)
+    app.register_blueprint(pages_bp)
+    extensions.csrf.exempt(api_bp)
+
+    from .realtime import init_app as init_realtime
+    init_realtime(app)
+    cli.init_app(app)
+    return app

@@ -1,0 +1,6 @@
+"""The JSON API: publish and read notifications, and the health check."""
+from flask import Blueprint
+
+bp = Blueprint("api", __name__)
+
+from . import errors, routes  # noqa: E402,F401  (registers handlers and routes on bp)

@@ -1,0 +1,86 @@
+"""Configuration from the environment.
+
+Every process (web, workers, CLI, Spark driver) builds its settings here, so
+they agree on where Redis is. With ``REDIS_URL`` unset they all use the
+private redis-server that ``make run`` starts under ``var/redis/`` on a unix
+socket, which needs no port and cannot clash with another Redis.
+"""
+import os
+import secrets
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def var_dir():
+    """Where Herald keeps its local state (``VAR_DIR``, default ``var/``)."""
+    return Path(os.environ.get("VAR_DIR") or ROOT / "var")
+
+
+def private_redis_socket():
+    """The unix socket of the private redis-server that ``make run`` starts."""
+    return var_dir() / "redis" / "redis.sock"
+
+
+def redis_url():
+    """``REDIS_URL``, or the private redis-server's socket when it is unset."""
+    return os.environ.get("REDIS_URL") or f"unix://{private_redis_socket()}"
+
+
+def _secret_key():
+    """``SECRET_KEY``, or one generated once and kept in ``var/secret_key``.
+
+    Tokens and sessions must survive a restart and be shared by every web
+    process, so a random key per process would not do.
+    """
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = var_dir() / "secret_key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(48))
+    return path.read_text().strip()
+
+
+def _int(name, default):
+    value = os.environ.get(name)
+    try:
+        return int(value) if value else default
+    except ValueError:
+        raise SystemExit(f"{name} must be a whole number, not {value!r}") from None
+
+
+class Config:
+    """Settings of a running Herald, read from the environment when built."""
+
+    def __init__(self, **overrides):
+        self.REDIS_URL = redis_url()
+        self.SECRET_KEY = overrides.pop("SECRET_KEY", None) or _secret_key()
+        # Seconds a token from POST /auth/token stays valid.
+        self.TOKEN_TTL = _int("TOKEN_TTL", 3600)
+        # Entries kept in herald:stream (approximate trimming).
+        self.HISTORY_MAX = _int("HISTORY_MAX", 100_000)
+        # Topic prefixes one user may subscribe to.
+        self.MAX_SUBSCRIPTIONS = _int("MAX_SUBSCRIPTIONS", 100)
+        # Origins allowed to open a Socket.IO connection; empty = same origin only.
+        self.SOCKETIO_ORIGINS = [o for o in os.environ.get("SOCKETIO_ORIGINS", "").split(",") if o]
+        self.MAX_CONTENT_LENGTH = 64 * 1024
+        self.SESSION_COOKIE_HTTPONLY = True
+        self.SESSION_COOKIE_SAMESITE = "Lax"
+        self.SESSION_COOKIE_SECURE = os.environ.get("SESSION_COOKIE_SECURE") == "1"
+        self.WTF_CSRF_TIME_LIMIT = None
+        self.TESTING = False
+        for name, value in overrides.items():
+            setattr(self, name, value)
+
+
+class TestConfig(Config):
+    """Settings for tests: the caller's Redis and a fixed key; CSRF stays on."""
+
+    __test__ = False  # a settings class, not a pytest test class
+
+    def __init__(self, redis_url, **overrides):
+        overrides.setdefault("SECRET_KEY", "test-secret-key")
+        super().__init__(REDIS_URL=redis_url, TESTING=True, **overrides)

@@ -1,0 +1,194 @@
+"""The notification envelope (version 1) and topic matching.
+
+Every publisher, whatever its path into Herald (REST, CLI, workers, the
+ZeroMQ bridge), goes through :func:`validate`, so one set of rules decides
+what is accepted. A rejection raises :class:`EnvelopeError`, whose message
+names the field and the rule it broke, e.g. ``"topic: must be dot-separated
+segments of [a-z0-9_-]"``.
+
+Topics are dot-separated segments; a subscription is a topic prefix that
+matches on segment boundaries (``spark`` matches ``spark.job.succeeded`` but
+never ``sparkle``), and ``*`` matches every topic.
+"""
+import re
+from datetime import datetime, timezone
+
+import orjson
+
+MAX_ENVELOPE_BYTES = 64 * 1024
+MAX_DATA_BYTES = 16 * 1024
+MAX_TOPIC_CHARS = 200
+MAX_TITLE_CHARS = 200
+MAX_BODY_CHARS = 4000
+MAX_CORRELATION_CHARS = 128
+MAX_ORIGIN_CHARS = 64
+
+SEVERITIES = ("info", "success", "warning", "error", "critical")
+SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
+WILDCARD = "*"
+
+TOPIC_RE = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
+USERNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
+ORIGIN_RE = re.compile(r"[0-9a-fA-F]+\Z")
+STREAM_ID_RE = re.compile(r"\d{1,20}-\d{1,20}\Z")
+# Control characters (C0, DEL, C1); body text may keep tab and newlines.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+SET_BY_HERALD = ("id", "ts")
+FIELDS = ("topic", "title", "body", "severity", "data", "user", "origin",
+          "correlation_id")
+USERNAME_RULE = "must be 1-64 characters of letters, digits, '_', '.' or '-'"
+
+
+class EnvelopeError(ValueError):
+    """An envelope broke a rule; ``field`` names it, ``str(e)`` explains."""
+
+    def __init__(self, field, rule):
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+        self.rule = rule
+
+
+def _text(envelope, field, max_chars, control_re, required):
+    value = envelope.get(field)
+    if value is None:
+        if required:
+            raise EnvelopeError(field, "is required")
+        return
+    if not isinstance(value, str):
+        raise EnvelopeError(field, "must be a string")
+    if not 1 <= len(value) <= max_chars:
+        raise EnvelopeError(field, f"must be 1-{max_chars} characters")
+    if control_re.search(value):
+        raise EnvelopeError(field, "must be plain text without control characters")
+
+
+def validate(envelope):
+    """Check an envelope from a publisher and return it normalised.
+
+    The result holds only the fields that were given, with ``severity``
+    defaulted to ``info``. ``id`` and ``ts`` are Herald's to set, so a
+    publisher that sends them is refused, as is any unknown field.
+
+        >>> validate({"topic": "spark.job.started", "title": "Rollup"})["severity"]
+        'info'
+    """
+    if not isinstance(envelope, dict):
+        raise EnvelopeError("envelope", "must be a JSON object")
+    for field in envelope:
+        if field in SET_BY_HERALD:
+            raise EnvelopeError(field, "is set by Herald and must not be sent")
+        if field not in FIELDS:
+            raise EnvelopeError(str(field)[:100], "is not a known field")
+
+    topic = envelope.get("topic")
+    if topic is None:
+        raise EnvelopeError("topic", "is required")
+    if not isinstance(topic, str):
+        raise EnvelopeError("topic", "must be a string")
+    if not 1 <= len(topic) <= MAX_TOPIC_CHARS:
+        raise EnvelopeError("topic", f"must be 1-{MAX_TOPIC_CHARS} characters")
+    if not TOPIC_RE.match(topic):
+        raise EnvelopeError(
+            "topic", "must be dot-separated segments of [a-z0-9_-], e.g. spark.job.succeeded")
+
+    _text(envelope, "title", MAX_TITLE_CHARS, CONTROL_RE, required=True)
+    _text(envelope, "body", MAX_BODY_CHARS, BODY_CONTROL_RE, required=False)
+    _text(envelope, "correlation_id", MAX_CORRELATION_CHARS, CONTROL_RE, required=False)
+
+    severity = envelope.get("severity", "info")
+    if severity not in SEVERITIES:
+        raise EnvelopeError("severity", "must be one of " + ", ".join(SEVERITIES))
+
+    data = envelope.get("data")
+    if data is not None:
+        if not isinstance(data, dict):
+            raise EnvelopeError("data", "must be a JSON object")
+        try:
+            size = len(orjson.dumps(data))
+        except TypeError as exc:
+            raise EnvelopeError("data", f"must be JSON-encodable ({exc})") from None
+        if size > MAX_DATA_BYTES:
+            raise EnvelopeError("data", f"must be at most {MAX_DATA_BYTES} bytes encoded")
+
+    user = envelope.get("user")
+    if user is not None and not (isinstance(user, str) and USERNAME_RE.match(user)):
+        raise EnvelopeError("user", USERNAME_RULE)
+
+    origin = envelope.get("origin")
+    if origin is not None and not (
+            isinstance(origin, str) and len(origin) <= MAX_ORIGIN_CHARS
+            and ORIGIN_RE.match(origin)):
+        raise EnvelopeError("origin", f"must be a hex string of 1-{MAX_ORIGIN_CHARS} characters")
+
+    clean = {field: envelope[field] for field in FIELDS if envelope.get(field) is not None}
+    clean["severity"] = severity
+    return clean
+
+
+def encode(envelope, ts):
+    """Encode a validated envelope, stamped with ``ts``, as compact JSON bytes.
+
+    Raises EnvelopeError when the whole would pass the 64 KiB limit.
+    """
+    stamped = dict(envelope, ts=ts)
+    raw = orjson.dumps(stamped)
+    if len(raw) > MAX_ENVELOPE_BYTES:
+        raise EnvelopeError("envelope", f"must be at most {MAX_ENVELOPE_BYTES} bytes encoded")
+    return raw
+
+
+def now_iso():
+    """The current UTC time as ISO-8601 with milliseconds, e.g. 2026-11-21T18:00:00.123Z."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def with_id(raw, entry_id):
+    """Splice ``id`` into an encoded envelope as its first field, without re-encoding."""
+    if isinstance(entry_id, bytes):
+        entry_id = entry_id.decode()
+    return b'{"id":"' + entry_id.encode() + b'",' + raw[1:]
+
+
+def check_topic_prefix(prefix):
+    """Raise EnvelopeError unless ``prefix`` is a valid subscription (a topic or ``*``)."""
+    if prefix == WILDCARD:
+        return
+    if not isinstance(prefix, str):
+        raise EnvelopeError("topic", "must be a string")
+    if not 1 <= len(prefix) <= MAX_TOPIC_CHARS or not TOPIC_RE.match(prefix):
+        raise EnvelopeError(
+            "topic", "must be '*' or dot-separated segments of [a-z0-9_-], 1-200 characters")
+
+
+def topic_matches(prefix, topic):
+    """True when the subscription ``prefix`` covers ``topic`` (segment-wise)."""
+    if prefix == WILDCARD or prefix == topic:
+        return True
+    return topic.startswith(prefix) and topic[len(prefix)] == "."
+
+
+def topic_prefixes(topic):
+    """Every subscription that matches ``topic``: ``*`` and each segment prefix.
+
+        >>> topic_prefixes("spark.job.done")
+        ['*', 'spark', 'spark.job', 'spark.job.done']
+    """
+    parts = topic.split(".")
+    return [WILDCARD] + [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def visible_to(user, subscriptions, topic, owner):
+    """True when a notification (``topic``, private ``owner`` or None) belongs in ``user``'s feed."""
+    if owner:
+        return owner == user
+    return any(topic_matches(prefix, topic) for prefix in subscriptions)
+
+
+def check_stream_id(value, field="last_id"):
+    """Return ``value`` if it is a stream id (``"<ms>-<seq>"``), else raise EnvelopeError."""
+    if not isinstance(value, str) or not STREAM_ID_RE.match(value):
+        raise EnvelopeError(field, "must be a notification id like 1700000000000-0")
+    return value

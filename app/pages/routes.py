@@ -1,0 +1,41 @@
+"""The dashboard, and ``/vendor/*``: the npm-installed libraries, served from node_modules."""
+from flask import abort, current_app, redirect, render_template, send_from_directory, url_for
+from flask_wtf.csrf import generate_csrf
+
+from .. import extensions, subscriptions
+from ..auth import tokens
+from ..auth.guards import session_user
+from ..config import ROOT
+from . import bp
+
+# Only these files of node_modules are served, by a short public name.
+VENDOR = {
+    "jquery.js": "jquery/dist/jquery.min.js",
+    "underscore.js": "underscore/underscore-umd-min.js",
+    "backbone.js": "backbone/backbone-min.js",
+    "socket.io.js": "socket.io-client/dist/socket.io.min.js",
+}
+
+
+@bp.route("/")
+def dashboard():
+    user = session_user()
+    if user is None:
+        return redirect(url_for("auth.login"))
+    page = {
+        "user": user["name"],
+        "admin": user["admin"],
+        "token": tokens.issue(current_app.config["SECRET_KEY"], user["name"]),
+        "tokenTtl": current_app.config["TOKEN_TTL"],
+        "csrfToken": generate_csrf(),
+        "subscriptions": subscriptions.list_topics(extensions.redis(), user["name"]),
+    }
+    return render_template("dashboard.html", user=user, page=page)
+
+
+@bp.route("/vendor/<name>")
+def vendor(name):
+    path = VENDOR.get(name)
+    if path is None:
+        abort(404)
+    return send_from_directory(ROOT / "node_modules", path, max_age=3600)

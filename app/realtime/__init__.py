@@ -1,0 +1,38 @@
+"""Socket.IO for Herald: the server, ``NotificationsNamespace`` and the relay.
+
+python-socketio 5 replaces gevent-socketio (Python 2 only). Under gevent
+(monkey-patched, as in ``wsgi.py``) it runs in gevent mode with
+gevent-websocket; elsewhere (CLI, Flask test client) in threading mode, where
+it is built but not served.
+"""
+import socketio
+
+from . import fastjson
+from .namespace import NotificationsNamespace
+from .relay import Relay
+
+
+def _async_mode():
+    try:
+        from gevent import monkey
+    except ImportError:
+        return "threading"
+    return "gevent" if monkey.is_module_patched("socket") else "threading"
+
+
+def init_app(app):
+    """Mount the Socket.IO server in front of ``app`` and prepare the relay (not started)."""
+    config = app.config
+    sio = socketio.Server(
+        async_mode=_async_mode(),
+        json=fastjson,
+        cors_allowed_origins=config["SOCKETIO_ORIGINS"] or None,
+        max_http_buffer_size=100_000,
+    )
+    namespace = NotificationsNamespace(
+        app.extensions["herald.redis"], config["SECRET_KEY"], config["TOKEN_TTL"],
+        config["MAX_SUBSCRIPTIONS"])
+    sio.register_namespace(namespace)
+    app.extensions["herald.sio"] = sio
+    app.extensions["herald.relay"] = Relay(sio, namespace, config["REDIS_URL"])
+    app.wsgi_app = socketio.WSGIApp(sio, app.wsgi_app)

@@ -1,0 +1,57 @@
+"""Per-user topic subscriptions, kept in Redis so every tab and process shares them.
+
+A subscription is a topic prefix (or ``*``) in the set ``herald:subs:<user>``.
+Each change is also announced on ``herald:control`` so that every web process
+moves that user's connections into or out of the matching rooms.
+"""
+import orjson
+
+from .bus import CONTROL
+from .notifications import EnvelopeError, check_topic_prefix
+
+
+class SubscriptionError(ValueError):
+    """A subscribe or unsubscribe request was malformed; the message says how."""
+
+
+def _key(user):
+    return f"herald:subs:{user}"
+
+
+def parse_topics(payload):
+    """The topic list of a ``{"topics": [...]}`` payload, checked, in given order."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("topics"), list):
+        raise SubscriptionError('payload: must be {"topics": [prefix, ...]}')
+    topics = payload["topics"]
+    if len(topics) > 100:
+        raise SubscriptionError("topics: at most 100 per request")
+    for index, topic in enumerate(topics):
+        try:
+            check_topic_prefix(topic)
+        except EnvelopeError as exc:
+            raise SubscriptionError(f"topics[{index}]: {exc.rule}") from None
+    return list(dict.fromkeys(topics))
+
+
+def list_topics(client, user):
+    """The user's subscriptions, sorted."""
+    return sorted(t.decode() for t in client.smembers(_key(user)))
+
+
+def add(client, user, topics, limit):
+    """Subscribe ``user`` to ``topics``; returns the full list. Refuses past ``limit``."""
+    if topics:
+        current = set(list_topics(client, user))
+        if len(current | set(topics)) > limit:
+            raise SubscriptionError(f"topics: at most {limit} subscriptions per user")
+        client.sadd(_key(user), *topics)
+        client.publish(CONTROL, orjson.dumps({"user": user, "add": topics}))
+    return list_topics(client, user)
+
+
+def remove(client, user, topics):
+    """Unsubscribe ``user`` from ``topics``; returns the full list."""
+    if topics:
+        client.srem(_key(user), *topics)
+        client.publish(CONTROL, orjson.dumps({"user": user, "remove": topics}))
+    return list_topics(client, user)

@@ -1,0 +1,194 @@
+"""Runs the whole Herald stack in the foreground: what ``make run`` starts.
+
+- With ``REDIS_URL`` unset, a private redis-server on a unix socket under
+  ``var/redis/`` (append-only file on), which the web process, the workers
+  and ``flask --app wsgi …`` in another shell all find by default.
+- The first time, an ``admin`` account whose password is printed once.
+- The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), and the
+  workers; with ``DEMO=1`` also a demo publisher.
+- A child that dies is restarted with backoff. Ctrl-C (or SIGTERM) stops the
+  children, then the private redis-server, and exits.
+"""
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app import accounts, subscriptions  # noqa: E402
+from app.config import private_redis_socket, var_dir  # noqa: E402
+from app.redis_client import UNAVAILABLE, connect  # noqa: E402
+
+PY = sys.executable
+
+
+def say(message):
+    print(f"herald: {message}", flush=True)
+
+
+def port_free(host, port):
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for_redis(url, seconds):
+    client = connect(url, socket_connect_timeout=0.5)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            client.ping()
+            return client
+        except UNAVAILABLE:
+            time.sleep(0.1)
+    return None
+
+
+class PrivateRedis:
+    """A redis-server of our own on a unix socket under var/redis/."""
+
+    def __init__(self):
+        self.sock = private_redis_socket()
+        self.url = f"unix://{self.sock}"
+        self.process = None
+
+    def start(self):
+        folder = self.sock.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        if self.sock.exists():
+            if wait_for_redis(self.url, 0.5):
+                say(f"using the private redis-server already running at {self.sock}")
+                return
+            self.sock.unlink()  # left by a redis-server that died
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", str(self.sock),
+             "--unixsocketperm", "700", "--dir", str(folder), "--appendonly", "yes",
+             "--save", "", "--logfile", str(folder / "redis.log")],
+            start_new_session=True)
+        if not wait_for_redis(self.url, 10):
+            self.stop()
+            raise SystemExit(f"herald: redis-server did not start; see {folder / 'redis.log'}")
+        say(f"private redis-server started (data in {folder})")
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()  # redis-server flushes its append-only file on SIGTERM
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Child:
+    """A supervised child process, restarted with backoff when it dies."""
+
+    def __init__(self, name, argv, env):
+        self.name, self.argv, self.env = name, argv, env
+        self.process = None
+        self.backoff = 1.0
+        self.restart_at = 0.0
+
+    def start(self):
+        self.process = subprocess.Popen(self.argv, cwd=ROOT, env=self.env, start_new_session=True)
+        self.started = time.monotonic()
+
+    def check(self):
+        """Restart the child when it has died (after its backoff)."""
+        if self.process is None or self.process.poll() is None:
+            return
+        now = time.monotonic()
+        if not self.restart_at:
+            if now - self.started > 30:
+                self.backoff = 1.0
+            say(f"{self.name} exited with {self.process.returncode}; restarting in {self.backoff:.0f} s")
+            self.restart_at = now + self.backoff
+            self.backoff = min(self.backoff * 2, 30)
+        elif now >= self.restart_at:
+            self.restart_at = 0.0
+            self.start()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+
+    def wait(self, seconds):
+        if self.process is None:
+            return
+        try:
+            self.process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def ensure_admin(client):
+    """Create the first admin when there are no users, and print its password once."""
+    if accounts.count_users(client):
+        return
+    password = secrets.token_urlsafe(12)
+    accounts.create_user(client, "admin", password, admin=True)
+    subscriptions.add(client, "admin", ["*"], limit=100)
+    say("created the first account (shown only this once):")
+    say("    user name: admin")
+    say(f"    password:  {password}")
+
+
+def main():
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "5000"))
+    if not port_free(host, port):
+        raise SystemExit(f"herald: {host}:{port} is in use; set PORT to another port")
+    var_dir().mkdir(parents=True, exist_ok=True)
+
+    redis_server = None
+    env = dict(os.environ, HOST=host, PORT=str(port), PYTHONUNBUFFERED="1")
+    if not os.environ.get("REDIS_URL"):
+        redis_server = PrivateRedis()
+        redis_server.start()
+        env["REDIS_URL"] = redis_server.url
+    client = wait_for_redis(env["REDIS_URL"], 10)
+    if client is None:
+        if redis_server:
+            redis_server.stop()
+        raise SystemExit(f"herald: Redis at {env['REDIS_URL']} does not answer")
+
+    stopping = []
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+
+    children = [Child("web", [PY, "wsgi.py"], env)]
+    if os.environ.get("DEMO") == "1":
+        children.append(Child("demo publisher", [PY, "-m", "workers.demo"], env))
+    try:
+        ensure_admin(client)
+        for child in children:
+            child.start()
+        say(f"Herald is at http://{host}:{port}/  (Ctrl-C stops it)")
+        while not stopping:
+            time.sleep(0.2)
+            for child in children:
+                child.check()
+    finally:
+        say("stopping")
+        for child in children:
+            child.stop()
+        for child in children:
+            child.wait(10)
+        if redis_server:
+            redis_server.stop()
+        say("stopped")
+
+
+if __name__ == "__main__":
+    main()

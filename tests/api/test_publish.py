@@ -1,0 +1,118 @@
+"""POST /api/notifications: every status code of the REST contract."""
+import orjson
+import pytest
+
+from app import create_app
+from app.auth import tokens
+from app.bus import STREAM
+from app.config import TestConfig
+from tests.support import csrf_of_dashboard, free_port, sign_in
+
+
+def bearer(credential):
+    return {"Authorization": f"Bearer {credential}"}
+
+
+def token_for(name):
+    return tokens.issue("test-secret-key", name)
+
+
+def test_api_key_publishes(client, redis, api_key):
+    reply = client.post("/api/notifications", headers=bearer(api_key),
+                        json={"topic": "ops.deploy", "title": "Deployed", "severity": "success"})
+    assert reply.status_code == 201
+    body = reply.get_json()
+    assert set(body) == {"id", "ts"}
+    [(entry_id, fields)] = redis.xrange(STREAM)
+    assert entry_id.decode() == body["id"]
+    assert orjson.loads(fields[b"envelope"])["severity"] == "success"
+
+
+def test_admin_token_publishes(client, admin):
+    reply = client.post("/api/notifications", headers=bearer(token_for(admin[0])),
+                        json={"topic": "ops", "title": "x"})
+    assert reply.status_code == 201
+
+
+@pytest.mark.parametrize("envelope,field", [
+    ({"title": "no topic"}, "topic"),
+    ({"topic": "Bad", "title": "x"}, "topic"),
+    ({"topic": "ok", "title": ""}, "title"),
+    ({"topic": "ok", "title": "x", "severity": "loud"}, "severity"),
+    ({"topic": "ok", "title": "x", "id": "1-0"}, "id"),
+    ({"topic": "ok", "title": "x", "extra": 1}, "extra"),
+    ({"topic": "ok", "title": "x", "data": [1]}, "data"),
+])
+def test_bad_envelope_is_400_naming_the_field(client, redis, api_key, envelope, field):
+    reply = client.post("/api/notifications", headers=bearer(api_key), json=envelope)
+    assert reply.status_code == 400
+    assert reply.get_json()["error"].startswith(f"{field}: ")
+    assert redis.xlen(STREAM) == 0
+
+
+def test_body_that_is_not_json_is_400(client, api_key):
+    reply = client.post("/api/notifications", headers=bearer(api_key), data="{nope",
+                        content_type="application/json")
+    assert reply.status_code == 400 and "not valid JSON" in reply.get_json()["error"]
+    reply = client.post("/api/notifications", headers=bearer(api_key), data="topic=x")
+    assert reply.status_code == 400 and "application/json" in reply.get_json()["error"]
+    reply = client.post("/api/notifications", headers=bearer(api_key), json=["x"])
+    assert reply.status_code == 400 and reply.get_json()["error"].startswith("envelope: ")
+
+
+@pytest.mark.parametrize("headers", [
+    {},
+    {"Authorization": "Bearer hk_not-a-real-key"},
+    {"Authorization": "Bearer forged.token.value"},
+    {"Authorization": "Basic dXNlcjpwYXNz"},
+    {"Authorization": "Bearer "},
+])
+def test_missing_or_bad_credentials_are_401(client, redis, headers):
+    reply = client.post("/api/notifications", headers=headers, json={"topic": "a", "title": "b"})
+    assert reply.status_code == 401
+    assert reply.get_json()["error"]
+    assert redis.xlen(STREAM) == 0
+
+
+def test_non_admin_is_403(client, redis, user):
+    reply = client.post("/api/notifications", headers=bearer(token_for(user[0])),
+                        json={"topic": "a", "title": "b"})
+    assert reply.status_code == 403
+    sign_in(client, *user)
+    reply = client.post("/api/notifications", json={"topic": "a", "title": "b"})
+    assert reply.status_code == 403
+    assert redis.xlen(STREAM) == 0
+
+
+def test_admin_session_needs_the_csrf_token(client, redis, admin):
+    assert sign_in(client, *admin).status_code == 302
+    csrf = csrf_of_dashboard(client)
+    reply = client.post("/api/notifications", json={"topic": "a", "title": "b"})
+    assert reply.status_code == 400 and "CSRF" in reply.get_json()["error"]
+    assert redis.xlen(STREAM) == 0
+    reply = client.post("/api/notifications", json={"topic": "a", "title": "b"},
+                        headers={"X-CSRFToken": csrf})
+    assert reply.status_code == 201
+
+
+def test_over_64_kib_is_413(client, redis, api_key):
+    huge = {"topic": "a", "title": "b", "body": "x" * (70 * 1024)}
+    reply = client.post("/api/notifications", headers=bearer(api_key), json=huge)
+    assert reply.status_code == 413
+    assert "64 KiB" in reply.get_json()["error"]
+    assert redis.xlen(STREAM) == 0
+
+
+def test_redis_unreachable_is_503_and_healthz_503(tmp_path):
+    dead = create_app(TestConfig(f"redis://127.0.0.1:{free_port()}/0"))
+    client = dead.test_client()
+    reply = client.post("/api/notifications", headers=bearer("hk_anything"),
+                        json={"topic": "a", "title": "b"})
+    assert reply.status_code == 503
+    assert "Redis is unreachable" in reply.get_json()["error"]
+    assert client.get("/healthz").status_code == 503
+
+
+def test_healthz_ok(client):
+    reply = client.get("/healthz")
+    assert reply.status_code == 200 and reply.get_json()["status"] == "ok"

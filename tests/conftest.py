@@ -1,0 +1,88 @@
+"""Shared fixtures, all on real components.
+
+- ``redis_server``: a redis-server the tests start on a free port (append-only
+  file on, data in a temporary folder), stopped at the end of the session;
+  ``redis`` hands each test an emptied database on it.
+- ``app`` / ``client`` / ``runner``: the Flask app on that Redis.
+- ``live_server``: ``python wsgi.py`` in a process of its own (gevent,
+  Socket.IO, relay), as in production; stopped by the test that started it.
+- ``browser`` / ``page``: headless Debian Chromium driven by Playwright
+  (see tests/e2e/conftest.py).
+"""
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app import accounts, create_app  # noqa: E402
+from app.config import TestConfig  # noqa: E402
+from tests.support import LiveServer, RedisServer  # noqa: E402
+
+ADMIN = ("ada", "ada-password")
+USER = ("bob", "bob-password")
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis(redis_server):
+    client = redis_server.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def app(redis_server, redis, tmp_path):
+    return create_app(TestConfig(redis_server.url))
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def admin(redis):
+    accounts.create_user(redis, *ADMIN, admin=True)
+    return ADMIN
+
+
+@pytest.fixture
+def user(redis):
+    accounts.create_user(redis, *USER)
+    return USER
+
+
+@pytest.fixture
+def api_key(redis):
+    return accounts.create_api_key(redis, "publisher")
+
+
+@pytest.fixture
+def live_server(redis_server, redis, tmp_path):
+    server = LiveServer(redis_server.url, tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_env(monkeypatch):
+    """Tests never talk to a developer's own Redis by accident."""
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv("SECRET_KEY", "test-secret-key")

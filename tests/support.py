@@ -1,0 +1,187 @@
+"""Helpers for tests: real servers on free loopback ports, and small clients.
+
+Every process started here is stopped by the fixture or test that started
+it; every wait is bounded in time.
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import requests
+import socketio
+
+from app.redis_client import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMESPACE = "/notifications"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until(predicate, timeout=5.0, interval=0.02, message="condition"):
+    """Poll ``predicate`` until it is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {message}")
+
+
+class RedisServer:
+    """A real redis-server on a free loopback port, append-only file on."""
+
+    def __init__(self, folder, port=None):
+        self.folder = Path(folder)
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+             "--dir", str(self.folder), "--appendonly", "yes", "--appendfsync", "always",
+             "--save", "", "--logfile", str(self.folder / "redis.log")])
+        client = self.client()
+        wait_until(lambda: _pings(client), timeout=10, message="redis-server to answer")
+        client.close()
+
+    def client(self):
+        return connect(self.url)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+def _pings(client):
+    try:
+        return client.ping()
+    except Exception:
+        return False
+
+
+class LiveServer:
+    """``python wsgi.py`` on a free port, as production runs it."""
+
+    def __init__(self, redis_url, folder, **env):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(folder) / f"web-{self.port}.log"
+        self.env = dict(os.environ, REDIS_URL=redis_url, PORT=str(self.port),
+                        HOST="127.0.0.1", SECRET_KEY="test-secret-key",
+                        VAR_DIR=str(folder), PYTHONUNBUFFERED="1", **env)
+        self.process = None
+
+    def start(self):
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=ROOT, env=self.env,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        wait_until(self._healthy, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
+
+    def _healthy(self):
+        if self.process.poll() is not None:
+            raise AssertionError(f"web server exited: {self.log_path.read_text()}")
+        try:
+            return requests.get(self.url + "/healthz", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def kill(self):
+        """Stop abruptly, as a crash would."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if getattr(self, "log", None):
+            self.log.close()
+
+    def token(self, name, password):
+        reply = requests.post(self.url + "/auth/token",
+                              json={"username": name, "password": password}, timeout=5)
+        reply.raise_for_status()
+        return reply.json()["token"]
+
+    def publish(self, api_key, **envelope):
+        reply = requests.post(self.url + "/api/notifications", json=envelope,
+                              headers={"Authorization": f"Bearer {api_key}"}, timeout=5)
+        assert reply.status_code == 201, reply.text
+        return reply.json()["id"]
+
+
+class Listener:
+    """A python-socketio client on /notifications that records what it receives."""
+
+    def __init__(self, server, token, last_id=None):
+        self.received = []
+        self.lock = threading.Lock()
+        self.sio = socketio.Client(reconnection=False)
+        self.sio.on("notification", self._one, namespace=NAMESPACE)
+        self.sio.on("notifications", self._many, namespace=NAMESPACE)
+        auth = {"token": token}
+        if last_id:
+            auth["last_id"] = last_id
+        self.sio.connect(server.url, namespaces=[NAMESPACE], auth=auth,
+                         transports=["websocket"], wait_timeout=5)
+
+    def _one(self, envelope):
+        with self.lock:
+            self.received.append(envelope)
+
+    def _many(self, envelopes):
+        with self.lock:
+            self.received.extend(envelopes)
+
+    def call(self, event, data):
+        return self.sio.call(event, data, namespace=NAMESPACE, timeout=5)
+
+    def ids(self):
+        with self.lock:
+            return [n["id"] for n in self.received]
+
+    def topics(self):
+        with self.lock:
+            return [n["topic"] for n in self.received]
+
+    def close(self):
+        self.sio.disconnect()
+
+
+CSRF_RE = r'name="csrf_token" value="([^"]+)"'
+
+
+def sign_in(client, name, password):
+    """Sign in through the real form (CSRF token included); returns the reply."""
+    import re
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(CSRF_RE, page).group(1)
+    return client.post("/login", data={"username": name, "password": password,
+                                       "csrf_token": token})
+
+
+def csrf_of_dashboard(client):
+    """The CSRF token the dashboard page hands its scripts."""
+    import json
+    import re
+    page = client.get("/").get_data(as_text=True)
+    config = re.search(r'id="herald-config">(.*?)</script>', page, re.S).group(1)
+    return json.loads(config)["csrfToken"]

@@ -1,0 +1,70 @@
+"""flask --app wsgi users|apikeys|notify, through Flask's CLI runner and for real."""
+import os
+import subprocess
+import sys
+
+import orjson
+
+from app import accounts
+from app.bus import STREAM
+from tests.support import ROOT
+
+
+def test_users_create_with_password_option(runner, redis):
+    result = runner.invoke(args=["users", "create", "carol", "--admin", "--password", "pw-carol-1"])
+    assert result.exit_code == 0, result.output
+    assert "created admin carol" in result.output
+    assert accounts.authenticate(redis, "carol", "pw-carol-1") == {"name": "carol", "admin": True}
+
+
+def test_users_create_prompts_for_the_password(runner, redis):
+    result = runner.invoke(args=["users", "create", "dan"], input="pw-dan-12\npw-dan-12\n")
+    assert result.exit_code == 0, result.output
+    assert accounts.authenticate(redis, "dan", "pw-dan-12") == {"name": "dan", "admin": False}
+
+
+def test_users_create_errors_are_one_line(runner, redis):
+    runner.invoke(args=["users", "create", "eve", "--password", "pw-eve-12"])
+    result = runner.invoke(args=["users", "create", "eve", "--password", "pw-eve-12"])
+    assert result.exit_code == 1 and "already exists" in result.output
+    result = runner.invoke(args=["users", "create", "x y", "--password", "pw-eve-12"])
+    assert result.exit_code == 1 and "name: " in result.output
+    assert "Traceback" not in result.output
+
+
+def test_apikeys_create_prints_a_working_key(runner, redis):
+    result = runner.invoke(args=["apikeys", "create", "cron"])
+    assert result.exit_code == 0, result.output
+    key = result.output.strip()
+    assert accounts.api_key_name(redis, key) == "cron"
+
+
+def test_notify_publishes_and_prints_the_id(runner, redis):
+    result = runner.invoke(args=["notify", "ops.backup", "Backup done", "--body", "42 GB",
+                                 "--severity", "success", "--user", "ann",
+                                 "--data", '{"gb": 42}'])
+    assert result.exit_code == 0, result.output
+    [(entry_id, fields)] = redis.xrange(STREAM)
+    assert result.output.strip() == entry_id.decode()
+    stored = orjson.loads(fields[b"envelope"])
+    assert stored["body"] == "42 GB" and stored["data"] == {"gb": 42} and stored["user"] == "ann"
+
+
+def test_notify_rejects_bad_input_and_stores_nothing(runner, redis):
+    result = runner.invoke(args=["notify", "Bad Topic", "x"])
+    assert result.exit_code == 1 and "topic: " in result.output
+    result = runner.invoke(args=["notify", "ok", "x", "--data", "{not json"])
+    assert result.exit_code == 1 and "--data: is not valid JSON" in result.output
+    result = runner.invoke(args=["notify", "ok", "x", "--data", "[1]"])
+    assert result.exit_code == 1 and "data: must be a JSON object" in result.output
+    assert redis.xlen(STREAM) == 0
+
+
+def test_real_flask_command_line(redis_server, redis, tmp_path):
+    """The contract's exact command, in a process of its own."""
+    env = dict(os.environ, REDIS_URL=redis_server.url, VAR_DIR=str(tmp_path))
+    flask = [sys.executable, "-m", "flask", "--app", "wsgi"]
+    done = subprocess.run(flask + ["notify", "cli.test", "From the shell"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert redis.xrange(STREAM)[0][0].decode() == done.stdout.strip()

@@ -1,0 +1,158 @@
+"""The envelope rules and topic matching (app.notifications)."""
+import orjson
+import pytest
+
+from app.notifications import (EnvelopeError, check_stream_id, check_topic_prefix, encode,
+                               topic_matches, topic_prefixes, validate, visible_to, with_id)
+
+
+def ok(**fields):
+    return dict({"topic": "spark.job.succeeded", "title": "Rollup done"}, **fields)
+
+
+def rejects(envelope, field, words):
+    with pytest.raises(EnvelopeError) as caught:
+        validate(envelope)
+    assert caught.value.field == field
+    assert words in str(caught.value)
+    assert str(caught.value).startswith(f"{field}: ")
+
+
+def test_minimal_envelope_gets_default_severity():
+    assert validate(ok()) == {"topic": "spark.job.succeeded", "title": "Rollup done",
+                              "severity": "info"}
+
+
+def test_full_envelope_is_kept():
+    full = ok(body="line 1\nline 2\ttab", severity="critical", data={"rows": 3},
+              user="alice", origin="ab12", correlation_id="run-42")
+    assert validate(full) == full
+
+
+@pytest.mark.parametrize("topic", ["a", "spark", "spark.job.succeeded", "a_b-c.0.x", "x" * 200])
+def test_good_topics(topic):
+    assert validate(ok(topic=topic))["topic"] == topic
+
+
+@pytest.mark.parametrize("topic", ["", "Spark", "spark.", ".spark", "spark..job", "spark job",
+                                   "spark/job", "*", "x" * 201, "ü"])
+def test_bad_topics(topic):
+    rejects(ok(topic=topic), "topic", "must be")
+
+
+def test_topic_required_and_string():
+    rejects({"title": "t"}, "topic", "is required")
+    rejects(ok(topic=5), "topic", "must be a string")
+
+
+def test_title_rules():
+    rejects({"topic": "a"}, "title", "is required")
+    rejects(ok(title=""), "title", "1-200 characters")
+    rejects(ok(title="x" * 201), "title", "1-200 characters")
+    rejects(ok(title=["x"]), "title", "must be a string")
+    rejects(ok(title="a\nb"), "title", "control characters")
+    assert validate(ok(title="x" * 200))["title"] == "x" * 200
+
+
+def test_body_rules():
+    assert validate(ok(body="x" * 4000))["body"] == "x" * 4000
+    rejects(ok(body="x" * 4001), "body", "1-4000 characters")
+    rejects(ok(body="bell\x07"), "body", "control characters")
+    rejects(ok(body=3), "body", "must be a string")
+
+
+def test_html_is_kept_as_plain_text():
+    assert validate(ok(title="<script>alert(1)</script>"))["title"] == "<script>alert(1)</script>"
+
+
+@pytest.mark.parametrize("severity", ["info", "success", "warning", "error", "critical"])
+def test_severities(severity):
+    assert validate(ok(severity=severity))["severity"] == severity
+
+
+def test_bad_severity_lists_the_choices():
+    rejects(ok(severity="fatal"), "severity", "info, success, warning, error, critical")
+
+
+def test_data_rules():
+    rejects(ok(data=[1, 2]), "data", "must be a JSON object")
+    rejects(ok(data="x"), "data", "must be a JSON object")
+    big = {"blob": "x" * (16 * 1024)}
+    rejects(ok(data=big), "data", "at most 16384 bytes")
+    fits = {"blob": "x" * (16 * 1024 - len('{"blob":""}'))}
+    assert validate(ok(data=fits))["data"] == fits
+
+
+def test_user_origin_correlation_rules():
+    rejects(ok(user="no spaces"), "user", "1-64 characters")
+    rejects(ok(user=""), "user", "1-64 characters")
+    rejects(ok(origin="xyz"), "origin", "hex string")
+    rejects(ok(origin="a" * 65), "origin", "hex string")
+    rejects(ok(correlation_id="x" * 129), "correlation_id", "1-128 characters")
+
+
+def test_unknown_and_herald_fields_are_refused():
+    rejects(ok(colour="red"), "colour", "is not a known field")
+    rejects(ok(id="1-0"), "id", "is set by Herald")
+    rejects(ok(ts="2026-01-01T00:00:00.000Z"), "ts", "is set by Herald")
+
+
+def test_not_an_object():
+    with pytest.raises(EnvelopeError) as caught:
+        validate(["topic"])
+    assert caught.value.field == "envelope"
+
+
+def test_encode_stamps_ts_and_splices_id():
+    raw = encode(validate(ok()), "2026-11-21T10:00:00.123Z")
+    envelope = orjson.loads(with_id(raw, b"17-3"))
+    assert envelope["id"] == "17-3"
+    assert envelope["ts"] == "2026-11-21T10:00:00.123Z"
+    assert envelope["topic"] == "spark.job.succeeded"
+
+
+def test_whole_envelope_limit():
+    # Every field at its maximum still fits in 64 KiB ...
+    envelope = validate(ok(title="€" * 200, body="€" * 4000,
+                           data={"k": "x" * (16 * 1024 - 10)}))
+    assert len(encode(envelope, "t")) < 64 * 1024
+
+
+@pytest.mark.parametrize("prefix,topic,expected", [
+    ("spark", "spark", True),
+    ("spark", "spark.job.succeeded", True),
+    ("spark", "sparkle", False),
+    ("spark.job", "spark.jobs", False),
+    ("spark.job", "spark", False),
+    ("*", "anything.at.all", True),
+])
+def test_topic_matches(prefix, topic, expected):
+    assert topic_matches(prefix, topic) is expected
+
+
+def test_topic_prefixes_are_exactly_the_matching_subscriptions():
+    assert topic_prefixes("spark.job.done") == ["*", "spark", "spark.job", "spark.job.done"]
+    for prefix in topic_prefixes("spark.job.done"):
+        assert topic_matches(prefix, "spark.job.done")
+
+
+def test_visibility():
+    assert visible_to("ann", ["spark"], "spark.job", None)
+    assert not visible_to("ann", ["spark"], "sparkle", None)
+    assert visible_to("ann", [], "anything", "ann")
+    assert not visible_to("ann", ["*"], "anything", "bob")
+
+
+def test_subscription_prefix_check():
+    check_topic_prefix("*")
+    check_topic_prefix("spark.job")
+    for bad in ["", "Spark", "a..b", 7, "**"]:
+        with pytest.raises(EnvelopeError):
+            check_topic_prefix(bad)
+
+
+def test_stream_id_check():
+    assert check_stream_id("1700000000000-0") == "1700000000000-0"
+    for bad in ["", "17", "a-b", "1-2-3", None, 5]:
+        with pytest.raises(EnvelopeError):
+            check_stream_id(bad)

@@ -1,0 +1,1 @@
+"""Herald's background processes; each runs with ``python -m workers.<name>``."""

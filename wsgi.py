@@ -1,0 +1,47 @@
+"""Herald's WSGI entry point; ``python wsgi.py`` serves it with gevent.
+
+gevent's monkey-patching comes first, before anything imports sockets or
+threads, so that Redis, Socket.IO and Flask all cooperate in one process.
+``HOST`` (default 127.0.0.1) and ``PORT`` (default 5000) say where to listen.
+"""
+from gevent import monkey
+
+monkey.patch_all()
+
+import logging  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+
+import gevent  # noqa: E402
+from gevent import pywsgi  # noqa: E402
+from geventwebsocket.handler import WebSocketHandler  # noqa: E402
+
+from app import create_app  # noqa: E402
+
+app = create_app()
+log = logging.getLogger("herald.web")
+
+
+def serve():
+    """Serve Herald until SIGINT or SIGTERM, then stop cleanly."""
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "5000"))
+    relay = app.extensions["herald.relay"]
+    relay.start()
+    access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None
+    server = pywsgi.WSGIServer((host, port), app, handler_class=WebSocketHandler,
+                               log=access_log)
+
+    def shutdown():
+        log.info("stopping")
+        relay.stop()
+        server.stop(timeout=2)
+
+    gevent.signal_handler(signal.SIGTERM, shutdown)
+    gevent.signal_handler(signal.SIGINT, shutdown)
+    log.info("serving on http://%s:%d/", host, port)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    serve()
