@@ -1,0 +1,51 @@
+"""Headless Debian Chromium, driven by Playwright for Python.
+
+The browser is /usr/bin/chromium (installed by ``make test``); Playwright
+never downloads one. The flags keep Chromium from reaching for the network.
+"""
+import pytest
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context()
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    return page
+
+
+def sign_in(page, server, name, password):
+    """Sign in through the login form and wait for the live connection."""
+    page.goto(server.url + "/login")
+    page.fill("input[name=username]", name)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#connection[data-state=connected]")
+
+
+def subscribe(page, topic):
+    """Subscribe through the panel and wait for the server's ack to show it."""
+    page.fill("#subscriptions input[name=topic]", topic)
+    page.click("#subscriptions button[type=submit]")
+    page.wait_for_selector(f'#subscriptions li[data-topic="{topic}"]')

@@ -1,0 +1,112 @@
+"""The dashboard in real headless Chromium against a live server."""
+import pytest
+from playwright.sync_api import expect
+
+from app import accounts
+from tests.e2e.conftest import sign_in, subscribe
+
+PAGE_WAIT = 2_000  # ms: a notification must show within 2 s of its publish
+
+
+@pytest.fixture
+def dashboard(live_server, redis, page):
+    accounts.create_user(redis, "ann", "ann-password")
+    sign_in(page, live_server, "ann", "ann-password")
+    return page
+
+
+def feed_items(page):
+    return page.locator("#feed li.notification")
+
+
+def test_subscribed_notification_appears_in_feed_and_badge(dashboard, live_server, api_key):
+    page = dashboard
+    subscribe(page, "deploy")
+    expect(page.locator("#badge .badge-count")).to_have_text("0")
+    sent = live_server.publish(api_key, topic="deploy.web", title="Web deployed",
+                               body="build 42", severity="success")
+    item = page.locator(f'#feed li[data-id="{sent}"]')
+    expect(item).to_be_visible(timeout=PAGE_WAIT)
+    expect(item.locator(".title")).to_have_text("Web deployed")
+    expect(item.locator(".body")).to_have_text("build 42")
+    assert "severity-success" in item.get_attribute("class")
+    expect(page.locator("#badge .badge-count")).to_have_text("1", timeout=PAGE_WAIT)
+    page.click("#badge")
+    expect(page.locator("#badge .badge-count")).to_have_text("0")
+
+
+def test_unsubscribed_topic_does_not_appear(dashboard, live_server, api_key):
+    page = dashboard
+    subscribe(page, "deploy")
+    live_server.publish(api_key, topic="billing.invoice", title="Not for this feed")
+    marker = live_server.publish(api_key, topic="deploy.marker", title="Marker")
+    expect(page.locator(f'#feed li[data-id="{marker}"]')).to_be_visible(timeout=PAGE_WAIT)
+    # The marker was published after, so the other one had its chance to arrive.
+    expect(feed_items(page)).to_have_count(1)
+    assert page.locator('#feed li[data-topic="billing.invoice"]').count() == 0
+
+
+def test_html_payload_renders_as_text(dashboard, live_server, api_key):
+    page = dashboard
+    subscribe(page, "xss")
+    title = '<img src=x onerror="window.pwned=1"><b>bold?</b>'
+    sent = live_server.publish(api_key, topic="xss.try", title=title, body="<script>window.pwned=2</script>")
+    item = page.locator(f'#feed li[data-id="{sent}"]')
+    expect(item.locator(".title")).to_have_text(title, timeout=PAGE_WAIT)
+    expect(item.locator(".body")).to_have_text("<script>window.pwned=2</script>")
+    assert item.locator("img, b, script").count() == 0
+    assert page.evaluate("window.pwned") is None
+
+
+def test_warning_shows_a_toast(dashboard, live_server, api_key):
+    page = dashboard
+    subscribe(page, "ops")
+    live_server.publish(api_key, topic="ops.disk", title="Disk nearly full", severity="warning")
+    live_server.publish(api_key, topic="ops.info", title="Just info")
+    expect(page.locator("#toasts .toast .title")).to_have_text(["Disk nearly full"], timeout=PAGE_WAIT)
+
+
+def test_unsubscribe_from_the_panel(dashboard, live_server, api_key):
+    page = dashboard
+    subscribe(page, "news")
+    page.click('#subscriptions li[data-topic="news"] .unsubscribe')
+    expect(page.locator('#subscriptions li[data-topic="news"]')).to_have_count(0)
+    subscribe(page, "marker")
+    live_server.publish(api_key, topic="news.x", title="gone")
+    marker = live_server.publish(api_key, topic="marker", title="marker")
+    expect(page.locator(f'#feed li[data-id="{marker}"]')).to_be_visible(timeout=PAGE_WAIT)
+    expect(feed_items(page)).to_have_count(1)
+
+
+def test_bad_subscription_shows_the_error(dashboard):
+    page = dashboard
+    page.fill("#subscriptions input[name=topic]", "Not A Topic")
+    page.click("#subscriptions button[type=submit]")
+    expect(page.locator("#subscriptions .error")).to_contain_text("topics[0]")
+
+
+def test_indicator_shows_reconnecting_when_the_server_goes_away(dashboard, live_server):
+    page = dashboard
+    expect(page.locator("#connection")).to_have_text("connected")
+    live_server.kill()
+    expect(page.locator("#connection")).to_have_text("reconnecting", timeout=5_000)
+
+
+def test_admin_publishes_from_the_dashboard(live_server, redis, page):
+    accounts.create_user(redis, "root", "root-password", admin=True)
+    sign_in(page, live_server, "root", "root-password")
+    subscribe(page, "*")
+    page.fill("#publish input[name=topic]", "ops.manual")
+    page.fill("#publish input[name=title]", "Hello from the form")
+    page.select_option("#publish select[name=severity]", "error")
+    page.click("#publish button[type=submit]")
+    expect(page.locator("#publish .status")).to_contain_text("published")
+    expect(feed_items(page).locator(".title")).to_have_text(["Hello from the form"], timeout=PAGE_WAIT)
+    page.fill("#publish input[name=topic]", "Bad Topic")
+    page.fill("#publish input[name=title]", "x")
+    page.click("#publish button[type=submit]")
+    expect(page.locator("#publish .status")).to_contain_text("topic: ")
+
+
+def test_non_admin_has_no_publish_form(dashboard):
+    assert dashboard.locator("#publish").count() == 0
