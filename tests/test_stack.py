@@ -1,0 +1,135 @@
+"""What `make run` starts (bin/stack.py), run for real with no REDIS_URL."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+import requests
+
+from app.bus import STREAM
+from app.redis_client import connect
+from tests.support import ROOT, free_port, wait_until
+
+
+class Stack:
+    """bin/stack.py in its own process, its output collected line by line."""
+
+    def __init__(self, var, **env):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        environment = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SECRET_KEY")}
+        environment.update(VAR_DIR=str(var), PORT=str(self.port), **env)
+        self.lines = []
+        self.process = subprocess.Popen([sys.executable, "bin/stack.py"], cwd=ROOT,
+                                        env=environment, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def output(self):
+        return "".join(self.lines)
+
+    def wait_ready(self):
+        wait_until(lambda: "Herald is at" in self.output(), timeout=30, message="stack start")
+        wait_until(self._healthy, timeout=30, message="healthz")
+
+    def _healthy(self):
+        try:
+            return requests.get(self.url + "/healthz", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def interrupt(self):
+        """Ctrl-C, and wait for a clean exit."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(30)
+        self.reader.join(5)
+        return code
+
+    def kill(self):
+        """Make sure the stack is gone (a no-op after a clean interrupt).
+
+        Ctrl-C first, so that it stops its own children (they run in sessions
+        of their own and would outlive a SIGKILL of the stack); SIGKILL last.
+        """
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.reader.join(5)
+        self.process.stdout.close()
+
+
+@pytest.fixture
+def var(tmp_path):
+    return tmp_path / "var"
+
+
+def test_make_run_stack(var):
+    stack = Stack(var, DEMO="1", DEMO_INTERVAL="0.2")
+    try:
+        stack.wait_ready()
+        out = stack.output()
+        assert f"Herald is at http://127.0.0.1:{stack.port}/" in out
+        password = re.search(r"password:\s+(\S+)", out).group(1)
+        reply = requests.post(stack.url + "/auth/token",
+                              json={"username": "admin", "password": password}, timeout=5)
+        assert reply.status_code == 200
+
+        sock = var / "redis" / "redis.sock"
+        assert sock.exists()
+        private = connect(f"unix://{sock}")
+        wait_until(lambda: private.xlen(STREAM) >= 3, timeout=15, message="demo notifications")
+
+        # The CLI in another shell finds the private Redis with no REDIS_URL.
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env["VAR_DIR"] = str(var)
+        done = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "notify",
+                               "cli.found", "found it"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        kept = private.xlen(STREAM)
+        private.close()
+
+        assert stack.interrupt() == 0
+        assert "stopped" in stack.output()
+        assert not sock.exists()  # redis-server shut down and removed its socket
+        assert (var / "redis" / "appendonlydir").is_dir()
+    finally:
+        stack.kill()
+
+    # A second run keeps the data and the account, and prints no new password.
+    again = Stack(var)
+    try:
+        again.wait_ready()
+        assert "password:" not in again.output()
+        private = connect(f"unix://{var / 'redis' / 'redis.sock'}")
+        assert private.xlen(STREAM) >= kept
+        private.close()
+        assert again.interrupt() == 0
+    finally:
+        again.kill()
+
+
+def test_port_in_use_is_a_clear_error(var):
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env.update(VAR_DIR=str(var), PORT=str(port))
+        done = subprocess.run([sys.executable, "bin/stack.py"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert f"127.0.0.1:{port} is in use" in done.stderr
