@@ -22,12 +22,15 @@ def _visible(fields, user, subscriptions):
     return visible_to(user, subscriptions, fields[b"topic"].decode(), owner)
 
 
-def feed_after(client, user, subscriptions, after, limit):
-    """Up to ``limit`` of the user's notifications with id > ``after``, in id order."""
+def _collect(read, user, subscriptions, bound, limit):
+    """Read chunks with ``read(bound)`` until ``limit`` visible entries are found.
+
+    ``bound`` is where the next chunk starts (exclusive after the first);
+    the scan ends at the end of the stream.
+    """
     found = []
-    start = f"({after}"
     while len(found) < limit:
-        entries = client.xrange(STREAM, min=start, max="+", count=SCAN_CHUNK)
+        entries = read(bound)
         for entry_id, fields in entries:
             if _visible(fields, user, subscriptions):
                 found.append(_envelope(entry_id, fields))
@@ -35,23 +38,21 @@ def feed_after(client, user, subscriptions, after, limit):
                     break
         if len(entries) < SCAN_CHUNK:
             break
-        start = f"({entries[-1][0].decode()}"
+        bound = f"({entries[-1][0].decode()}"
     return found
+
+
+def feed_after(client, user, subscriptions, after, limit):
+    """Up to ``limit`` of the user's notifications with id > ``after``, in id order."""
+    def read(start):
+        return client.xrange(STREAM, min=start, max="+", count=SCAN_CHUNK)
+    return _collect(read, user, subscriptions, f"({after}", limit)
 
 
 def feed_latest(client, user, subscriptions, limit):
     """The user's ``limit`` newest notifications, in id order (oldest first)."""
-    found = []
-    end = "+"
-    while len(found) < limit:
-        entries = client.xrevrange(STREAM, max=end, min="-", count=SCAN_CHUNK)
-        for entry_id, fields in entries:
-            if _visible(fields, user, subscriptions):
-                found.append(_envelope(entry_id, fields))
-                if len(found) == limit:
-                    break
-        if len(entries) < SCAN_CHUNK:
-            break
-        end = f"({entries[-1][0].decode()}"
+    def read(end):
+        return client.xrevrange(STREAM, max=end, min="-", count=SCAN_CHUNK)
+    found = _collect(read, user, subscriptions, "+", limit)
     found.reverse()
     return found
