@@ -110,3 +110,11 @@ def test_admin_publishes_from_the_dashboard(live_server, redis, page):
 
 def test_non_admin_has_no_publish_form(dashboard):
     assert dashboard.locator("#publish").count() == 0
+
+
+def test_indicator_shows_offline_and_recovers(dashboard, context):
+    page = dashboard
+    context.set_offline(True)
+    expect(page.locator("#connection")).to_have_text("offline")
+    context.set_offline(False)
+    expect(page.locator("#connection")).to_have_text("connected", timeout=10_000)
