@@ -64,6 +64,10 @@ class Config:
         self.HISTORY_MAX = _int("HISTORY_MAX", 100_000)
         # Topic prefixes one user may subscribe to.
         self.MAX_SUBSCRIPTIONS = _int("MAX_SUBSCRIPTIONS", 100)
+        # Packets waiting for one client before it is disconnected as too slow.
+        self.SLOW_CLIENT_MAX_QUEUE = _int("SLOW_CLIENT_MAX_QUEUE", 1000)
+        # Seconds a websocket may make no progress sending or receiving.
+        self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
         # Origins allowed to open a Socket.IO connection; empty = same origin only.
         self.SOCKETIO_ORIGINS = [o for o in os.environ.get("SOCKETIO_ORIGINS", "").split(",") if o]
         self.MAX_CONTENT_LENGTH = 64 * 1024

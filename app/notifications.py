@@ -187,6 +187,14 @@ def visible_to(user, subscriptions, topic, owner):
     return any(topic_matches(prefix, topic) for prefix in subscriptions)
 
 
+def id_key(entry_id):
+    """A stream id (``"<ms>-<seq>"``, str or bytes) as a tuple that sorts like the stream."""
+    if isinstance(entry_id, bytes):
+        entry_id = entry_id.decode()
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
 def check_stream_id(value, field="last_id"):
     """Return ``value`` if it is a stream id (``"<ms>-<seq>"``), else raise EnvelopeError."""
     if not isinstance(value, str) or not STREAM_ID_RE.match(value):

@@ -1,7 +1,7 @@
 """``POST/GET /api/notifications`` and ``GET /healthz`` (see DESIGN.md, REST contract)."""
 from flask import jsonify, request
 
-from .. import extensions, history, subscriptions
+from .. import extensions, history, read_state, subscriptions
 from ..auth.guards import identify
 from ..notifications import EnvelopeError, check_stream_id
 from ..redis_client import UNAVAILABLE
@@ -42,10 +42,13 @@ def _limit():
 
 @bp.get("/api/notifications")
 def list_notifications():
-    """The caller's feed in id order: after ``after`` if given, else the newest ``limit``."""
-    who = identify()
-    if who.kind == "apikey":
-        return jsonify(error="an API key publishes; read with a user's token"), 403
+    """The caller's feed in id order: after ``after`` if given, else the newest ``limit``.
+
+    Also ``last_id``: the stream id this read reached (None for an empty history).
+    """
+    who, refusal = _reader()
+    if refusal:
+        return refusal
     try:
         limit = _limit()
         after = request.args.get("after")
@@ -56,10 +59,42 @@ def list_notifications():
     client = extensions.redis()
     topics = subscriptions.list_topics(client, who.name)
     if after is None:
-        found = history.feed_latest(client, who.name, topics, limit)
+        found, cursor = history.feed_latest(client, who.name, topics, limit)
     else:
-        found = history.feed_after(client, who.name, topics, after, limit)
-    return jsonify(notifications=found)
+        found, cursor = history.feed_after(client, who.name, topics, after, limit)
+    # `last_id` is where this read stopped in the stream: connecting (or
+    # reading again) with it as `after`/`last_id` misses nothing.
+    return jsonify(notifications=found, last_id=cursor)
+
+
+def _reader():
+    """The user behind this request, refusing API keys (they have no feed)."""
+    who = identify()
+    if who.kind == "apikey":
+        return who, (jsonify(error="an API key publishes; read with a user's token"), 403)
+    return who, None
+
+
+@bp.get("/api/read-state")
+def get_read_state():
+    """``{"upto": ID or null, "ids": [...]}``: what the caller has read."""
+    who, refusal = _reader()
+    return refusal or jsonify(read_state.get(extensions.redis(), who.name))
+
+
+@bp.post("/api/read-state")
+def mark_read():
+    """Mark read: ``{"ids": [...]}`` and/or ``{"upto": ID}``; every tab is told."""
+    who, refusal = _reader()
+    if refusal:
+        return refusal
+    if who.kind == "session":
+        extensions.csrf.protect()
+    try:
+        change = read_state.mark(extensions.redis(), who.name, request.get_json(silent=True))
+    except read_state.ReadStateError as exc:
+        return jsonify(error=str(exc)), 400
+    return jsonify(change)
 
 
 @bp.get("/healthz")

@@ -10,6 +10,7 @@ import socketio
 from . import fastjson
 from .namespace import NotificationsNamespace
 from .relay import Relay
+from .server import HeraldServer, WebSocketTimeout
 
 
 def _async_mode():
@@ -23,7 +24,8 @@ def _async_mode():
 def init_app(app):
     """Mount the Socket.IO server in front of ``app`` and prepare the relay (not started)."""
     config = app.config
-    sio = socketio.Server(
+    sio = HeraldServer(
+        max_queue=config["SLOW_CLIENT_MAX_QUEUE"],
         async_mode=_async_mode(),
         json=fastjson,
         cors_allowed_origins=config["SOCKETIO_ORIGINS"] or None,
@@ -34,5 +36,8 @@ def init_app(app):
         config["MAX_SUBSCRIPTIONS"])
     sio.register_namespace(namespace)
     app.extensions["herald.sio"] = sio
-    app.extensions["herald.relay"] = Relay(sio, namespace, config["REDIS_URL"])
-    app.wsgi_app = socketio.WSGIApp(sio, app.wsgi_app)
+    relay = Relay(sio, namespace, config["REDIS_URL"], app.extensions["herald.redis"])
+    namespace.relay = relay
+    app.extensions["herald.relay"] = relay
+    app.wsgi_app = WebSocketTimeout(socketio.WSGIApp(sio, app.wsgi_app),
+                                    config["WEBSOCKET_TIMEOUT"])
