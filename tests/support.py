@@ -129,27 +129,42 @@ class LiveServer:
 
 
 class Listener:
-    """A python-socketio client on /notifications that records what it receives."""
+    """A python-socketio client on /notifications that records what it receives.
 
-    def __init__(self, server, token, last_id=None):
+    With ``resume=True`` it reconnects by itself, each time sending the
+    newest id it has received as ``last_id``, as a browser does.
+    """
+
+    def __init__(self, server, token, last_id=None, resume=False, url=None):
         self.received = []
+        self.resets = []
+        self.reads = []
+        self.last_id = last_id
+        self.token = token
         self.lock = threading.Lock()
-        self.sio = socketio.Client(reconnection=False)
+        self.sio = socketio.Client(reconnection=resume, reconnection_delay=0.2,
+                                   reconnection_delay_max=1)
         self.sio.on("notification", self._one, namespace=NAMESPACE)
         self.sio.on("notifications", self._many, namespace=NAMESPACE)
-        auth = {"token": token}
-        if last_id:
-            auth["last_id"] = last_id
-        self.sio.connect(server.url, namespaces=[NAMESPACE], auth=auth,
+        self.sio.on("reset", self.resets.append, namespace=NAMESPACE)
+        self.sio.on("read", self.reads.append, namespace=NAMESPACE)
+        self.sio.connect(url or server.url, namespaces=[NAMESPACE], auth=self._auth,
                          transports=["websocket"], wait_timeout=5)
 
+    def _auth(self):
+        auth = {"token": self.token}
+        if self.last_id:
+            auth["last_id"] = self.last_id
+        return auth
+
     def _one(self, envelope):
-        with self.lock:
-            self.received.append(envelope)
+        self._many([envelope])
 
     def _many(self, envelopes):
         with self.lock:
             self.received.extend(envelopes)
+            if envelopes:
+                self.last_id = envelopes[-1]["id"]
 
     def call(self, event, data):
         return self.sio.call(event, data, namespace=NAMESPACE, timeout=5)

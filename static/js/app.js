@@ -1,13 +1,18 @@
 /*
  * Boots the dashboard: reads the page's configuration, builds the
- * collections and views, then connects the socket.
+ * collections and views, loads the recent history and the read state over
+ * REST, then connects the socket from where that snapshot ended, so the
+ * page goes live with no gap.
  */
 (function (herald) {
   'use strict';
 
+  var SNAPSHOT = 200;  // notifications loaded on open; also the feed's length
+
   $(function () {
     var config = JSON.parse(document.getElementById('herald-config').textContent);
-    var notifications = new herald.Notifications([], {limit: 200});
+    herald.api.init(config);
+    var notifications = new herald.Notifications([], {limit: SNAPSHOT});
     var subscriptions = new herald.Subscriptions();
     subscriptions.mirror(config.subscriptions);
 
@@ -23,6 +28,30 @@
     }
     herald.notifications = notifications;
     herald.subscriptions = subscriptions;
-    herald.socket = herald.connect(config);
+
+    // Resolves with the snapshot's stream cursor ("0-0" for an empty history).
+    function loadSnapshot() {
+      return herald.api.snapshot(SNAPSHOT).then(function (reply) {
+        notifications.receiveAll(reply.notifications);
+        return reply.last_id || '0-0';
+      });
+    }
+
+    function syncReadState() {
+      return herald.api.readState().done(_.bind(notifications.applyRead, notifications));
+    }
+
+    // The server lost track of us (we were away longer than its history): reload.
+    herald.dispatcher.on('reset', function () {
+      loadSnapshot().done(function (cursor) { herald.dispatcher.trigger('cursor', cursor); });
+    });
+    // Reads made in other tabs while we were disconnected.
+    herald.dispatcher.on('connected', syncReadState);
+
+    syncReadState().always(function () {
+      loadSnapshot()
+        .done(function (cursor) { herald.socket = herald.connect(config, cursor); })
+        .fail(function () { herald.socket = herald.connect(config, null); });
+    });
   });
 })(window.herald = window.herald || {});

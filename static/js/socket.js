@@ -4,65 +4,68 @@
  * Every notification is pumped into the dispatcher as `notification` and as
  * `notification:<topic>`, whether it came alone (`notification`) or in a
  * batch (`notifications`). The connection state goes out as `connection`
- * with 'connected', 'reconnecting' or 'offline'. Subscription requests come
- * in as `subscriptions:request` and their acks go out as
- * `subscriptions:changed` or `subscriptions:error`.
+ * with 'connected', 'reconnecting' or 'offline'; the server's `reset` and
+ * `read` events go out under the same names. Requests come in as
+ * `subscriptions:request` and `read:request`.
+ *
+ * The socket remembers the newest id it has seen (also in localStorage, per
+ * user) and sends it as `last_id` on every reconnect, so the server replays
+ * exactly what was missed.
  */
 (function (herald) {
   'use strict';
 
   var dispatcher = herald.dispatcher;
 
-  // Keeps a token fresh enough to connect with: the page's own at first, then
-  // one fetched from the signed-in session once it is half-way to expiry.
-  function TokenSource(config) {
-    this.token = config.token;
-    this.ttl = (config.tokenTtl || 3600) * 1000;
-    this.issued = Date.now();
+  // The newest notification id seen, kept per user in localStorage.
+  function Cursor(user, start) {
+    this.key = 'herald.lastId.' + user;
+    this.value = null;
+    this.advance(start || this.stored());
   }
 
-  TokenSource.prototype.get = function (callback) {
-    var self = this;
-    if (Date.now() - self.issued < self.ttl / 2) return callback(self.token);
-    $.getJSON('/auth/session-token')
-      .done(function (reply) {
-        self.token = reply.token;
-        self.ttl = reply.expires_in * 1000;
-        self.issued = Date.now();
-      })
-      .always(function () { callback(self.token); });
+  Cursor.prototype.stored = function () {
+    try { return window.localStorage.getItem(this.key); } catch (e) { return null; }
   };
 
-  TokenSource.prototype.expire = function () {
-    this.issued = 0;
+  Cursor.prototype.advance = function (id) {
+    if (!id || (this.value && herald.compareIds(id, this.value) <= 0)) return;
+    this.value = id;
+    try { window.localStorage.setItem(this.key, id); } catch (e) { /* private mode */ }
   };
 
-  function pump(envelope) {
-    dispatcher.trigger('notification', envelope);
-    dispatcher.trigger('notification:' + envelope.topic, envelope);
-  }
-
-  herald.connect = function (config) {
-    var tokens = new TokenSource(config);
+  herald.connect = function (config, lastId) {
+    var cursor = new Cursor(config.user, lastId);
     var socket = io('/notifications', {
       transports: ['websocket', 'polling'],
       auth: function (callback) {
-        tokens.get(function (token) { callback({token: token}); });
+        herald.tokens.get(function (token) {
+          var auth = {token: token};
+          if (cursor.value) auth.last_id = cursor.value;
+          callback(auth);
+        });
       }
     });
     var state = function (name) { dispatcher.trigger('connection', name); };
+    var pump = function (envelope) {
+      cursor.advance(envelope.id);
+      dispatcher.trigger('notification', envelope);
+      dispatcher.trigger('notification:' + envelope.topic, envelope);
+    };
 
     socket.on('connect', function () {
+      socket.retriedAuth = false;
       state('connected');
       // An empty subscribe changes nothing and answers with the full list.
       socket.emit('subscribe', {topics: []}, function (ack) {
         if (ack && ack.ok) dispatcher.trigger('subscriptions:changed', ack.topics);
       });
+      dispatcher.trigger('connected');
     });
     socket.on('disconnect', function (reason) {
       if (reason === 'io client disconnect') return state('offline');
       state('reconnecting');
-      // The server closed us on purpose: socket.io will not retry by itself.
+      // The server closed us on purpose (e.g. too slow): socket.io will not retry by itself.
       if (reason === 'io server disconnect') socket.connect();
     });
     socket.on('connect_error', function (error) {
@@ -70,7 +73,7 @@
       // Refused at connect (e.g. an expired token): retry once with a fresh one.
       if (/^unauthorized/.test(error.message) && !socket.retriedAuth) {
         socket.retriedAuth = true;
-        tokens.expire();
+        herald.tokens.expire();
         state('reconnecting');
         return socket.connect();
       }
@@ -78,11 +81,11 @@
     });
     socket.io.on('reconnect_attempt', function () { state('reconnecting'); });
     socket.io.on('reconnect_failed', function () { state('offline'); });
-    socket.on('connect', function () { socket.retriedAuth = false; });
 
     socket.on('notification', pump);
     socket.on('notifications', function (list) { _.each(list, pump); });
     socket.on('reset', function () { dispatcher.trigger('reset'); });
+    socket.on('read', function (change) { dispatcher.trigger('read', change); });
 
     dispatcher.on('subscriptions:request', function (action, topics) {
       socket.emit(action, {topics: topics}, function (ack) {
@@ -90,6 +93,10 @@
         else dispatcher.trigger('subscriptions:error', (ack && ack.error) || 'no answer');
       });
     });
+    dispatcher.on('read:request', function (change) {
+      socket.emit('read', change);
+    });
+    dispatcher.on('cursor', function (id) { cursor.advance(id); });
 
     window.addEventListener('offline', function () { state('offline'); });
     window.addEventListener('online', function () {

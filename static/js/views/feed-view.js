@@ -61,7 +61,7 @@
 
     markRead: function (event) {
       var model = this.collection.get($(event.currentTarget).attr('data-id'));
-      if (model) model.set('read', true);
+      if (model) this.collection.markRead(model);
     },
 
     itemFor: function (model) {
