@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import engineio
 import requests
 import socketio
 
@@ -59,6 +60,12 @@ class RedisServer:
     def client(self):
         return connect(self.url)
 
+    def kill(self):
+        """Stop abruptly (SIGKILL), as a crash would; start() brings it back with its data."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
     def stop(self):
         if self.process and self.process.poll() is None:
             self.process.terminate()
@@ -85,7 +92,7 @@ class LiveServer:
         self.process = None
 
     def start(self):
-        self.log = open(self.log_path, "wb")
+        self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=ROOT, env=self.env,
                                         stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(self._healthy, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
@@ -99,10 +106,12 @@ class LiveServer:
             return False
 
     def kill(self):
-        """Stop abruptly, as a crash would."""
+        """Stop abruptly, as a crash would; start() runs it again on the same port."""
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(10)
+        if getattr(self, "log", None):
+            self.log.close()
 
     def stop(self):
         if self.process and self.process.poll() is None:
@@ -128,8 +137,72 @@ class LiveServer:
         return reply.json()["id"]
 
 
+class SteadyPublisher(threading.Thread):
+    """Publishes one notification every ``interval`` seconds until stopped.
+
+    ``accepted`` holds the ids of those accepted (in publish order, which is
+    id order); ``refused`` counts attempts that failed (Redis or the web
+    server away). ``publish`` is a function of (title) -> id that raises
+    when the notification was not accepted.
+    """
+
+    def __init__(self, publish, interval=0.01, limit=20_000):
+        super().__init__(daemon=True)
+        self.publish = publish
+        self.interval = interval
+        self.limit = limit
+        self.accepted = []
+        self.refused = 0
+        self.stopping = threading.Event()
+
+    def run(self):
+        for count in range(self.limit):
+            if self.stopping.is_set():
+                return
+            try:
+                self.accepted.append(self.publish(f"steady {count}"))
+            except Exception:
+                self.refused += 1
+            time.sleep(self.interval)
+
+    def stop(self):
+        self.stopping.set()
+        self.join(30)
+
+
+def rest_publisher(server, api_key, topic):
+    """A publish function for SteadyPublisher that goes through the REST API."""
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {api_key}"
+
+    def publish(title):
+        reply = session.post(server.url + "/api/notifications", timeout=5,
+                             json={"topic": topic, "title": title})
+        if reply.status_code != 201:
+            raise RuntimeError(f"HTTP {reply.status_code}")
+        return reply.json()["id"]
+    return publish
+
+
+class _InOrderEngineIOClient(engineio.Client):
+    """python-engineio's client runs each message handler in a thread of its own,
+    which can reorder messages under load; a test must see wire order."""
+
+    def _trigger_event(self, event, *args, **kwargs):
+        kwargs["run_async"] = False
+        return super()._trigger_event(event, *args, **kwargs)
+
+
+class InOrderClient(socketio.Client):
+    """A python-socketio client that handles events in the order they arrive."""
+
+    def _engineio_client_class(self):
+        return _InOrderEngineIOClient
+
+
 class Listener:
-    """A python-socketio client on /notifications that records what it receives.
+    """A python-socketio client on /notifications that records what it receives,
+    in the order it arrives.
 
     With ``resume=True`` it reconnects by itself, each time sending the
     newest id it has received as ``last_id``, as a browser does.
@@ -142,7 +215,7 @@ class Listener:
         self.last_id = last_id
         self.token = token
         self.lock = threading.Lock()
-        self.sio = socketio.Client(reconnection=resume, reconnection_delay=0.2,
+        self.sio = InOrderClient(reconnection=resume, reconnection_delay=0.2,
                                    reconnection_delay_max=1)
         self.sio.on("notification", self._one, namespace=NAMESPACE)
         self.sio.on("notifications", self._many, namespace=NAMESPACE)

@@ -9,10 +9,13 @@ once) and its connection aborted. The client reconnects with its
 ``last_id`` and is replayed what it missed.
 
 The writer greenlet of an aborted websocket may still be blocked sending to
-the peer; :class:`WebSocketTimeout` puts a timeout on the socket so that it
-gives up and the connection is freed.
+the peer: the TCP socket is shut down at once when the connection began as
+a websocket (the browser client's way), and otherwise
+:class:`WebSocketTimeout` puts a timeout on the socket so that it gives up
+and the connection is freed.
 """
 import logging
+import socket as sockets
 
 import socketio
 
@@ -43,7 +46,20 @@ class HeraldServer(socketio.Server):
         while not queue.empty():
             queue.get_nowait()
             queue.task_done()
+        raw = self._raw_socket(socket.sid)
         socket.close(wait=False, abort=True)
+        if raw is not None:
+            # Unblocks the writer stuck sending to this peer and ends the connection now.
+            try:
+                raw.shutdown(sockets.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _raw_socket(self, eio_sid):
+        """The TCP socket of a connection opened directly as a websocket, else None."""
+        websocket = self.environ.get(eio_sid, {}).get("wsgi.websocket")
+        handler = getattr(websocket, "handler", None)
+        return getattr(handler, "socket", None)
 
 
 class WebSocketTimeout:

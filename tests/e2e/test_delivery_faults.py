@@ -1,0 +1,114 @@
+"""Delivery that loses nothing, under faults, seen by a python-socketio client and a browser.
+
+In each case every notification that was accepted reaches both exactly
+once, in id order: the browser's record is every `notification` its
+dispatcher saw, before the feed's own de-duplication.
+"""
+import time
+
+import pytest
+
+from app import accounts, subscriptions
+from app.bus import Bus
+from tests.e2e.conftest import sign_in
+from tests.support import (LiveServer, Listener, RedisServer, SteadyPublisher, rest_publisher,
+                           wait_until)
+
+WATCH = """() => {
+  window.heraldSeen = [];
+  herald.dispatcher.on('notification', function (n) { window.heraldSeen.push(n.id); });
+}"""
+
+
+def browser_seen(page):
+    return page.evaluate("window.heraldSeen")
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """A redis-server of its own (it gets killed) and a web server on it."""
+    redis_server = RedisServer(tmp_path)
+    redis_server.start()
+    client = redis_server.client()
+    accounts.create_user(client, "ann", "ann-password")
+    subscriptions.add(client, "ann", ["steady"], limit=10)
+    key = accounts.create_api_key(client, "steady")
+    server = LiveServer(redis_server.url, tmp_path)
+    server.start()
+    yield redis_server, client, server, key
+    server.stop()
+    client.close()
+    redis_server.stop()
+
+
+def watchers(server, page):
+    listener = Listener(server, server.token("ann", "ann-password"), resume=True)
+    sign_in(page, server, "ann", "ann-password")
+    page.evaluate(WATCH)
+    return listener
+
+
+def assert_all_once_in_order(accepted, listener, page):
+    wait_until(lambda: len(listener.ids()) >= len(accepted), timeout=30, message="client")
+    wait_until(lambda: len(browser_seen(page)) >= len(accepted), timeout=30, message="browser")
+    time.sleep(0.5)
+    assert listener.ids() == accepted
+    assert browser_seen(page) == accepted
+
+
+def test_redis_killed_and_restarted_during_steady_publish(stack, page):
+    redis_server, client, server, key = stack
+    listener = watchers(server, page)
+    publisher = SteadyPublisher(rest_publisher(server, key, "steady.tick"))
+    try:
+        publisher.start()
+        wait_until(lambda: len(publisher.accepted) >= 50, message="publishing")
+        redis_server.kill()
+        time.sleep(1.5)
+        redis_server.start()
+        wait_until(lambda: len(publisher.accepted) >= 150, timeout=30, message="publishing again")
+    finally:
+        publisher.stop()
+    assert publisher.refused > 0, "the outage should have refused some publishes"
+    assert_all_once_in_order(publisher.accepted, listener, page)
+    listener.close()
+
+
+def test_web_process_killed_and_restarted(stack, page):
+    redis_server, client, server, key = stack
+    listener = watchers(server, page)
+    bus = Bus(client)
+    publisher = SteadyPublisher(lambda title: bus.publish("steady.tick", title))
+    try:
+        publisher.start()
+        wait_until(lambda: len(publisher.accepted) >= 50, message="publishing")
+        server.kill()
+        time.sleep(1.5)
+        server.start()
+        wait_until(lambda: listener.sio.connected, timeout=15, message="client reconnect")
+        page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
+        time.sleep(0.5)
+    finally:
+        publisher.stop()
+    assert_all_once_in_order(publisher.accepted, listener, page)
+    listener.close()
+
+
+def test_browser_offline_for_30_seconds(stack, page, context):
+    redis_server, client, server, key = stack
+    listener = watchers(server, page)
+    bus = Bus(client)
+    publisher = SteadyPublisher(lambda title: bus.publish("steady.tick", title), interval=0.1)
+    try:
+        publisher.start()
+        wait_until(lambda: len(publisher.accepted) >= 10, message="publishing")
+        context.set_offline(True)
+        page.wait_for_selector("#connection[data-state=offline]")
+        time.sleep(30)
+        context.set_offline(False)
+        page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
+        time.sleep(0.5)
+    finally:
+        publisher.stop()
+    assert_all_once_in_order(publisher.accepted, listener, page)
+    listener.close()

@@ -1,0 +1,79 @@
+"""A client that stops reading is cut off at its bound; others are not held up."""
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+import websocket
+
+from app import accounts, subscriptions
+from app.bus import Bus
+from tests.support import LiveServer, Listener, wait_until
+
+FLOOD = 10_000
+BLOB = "x" * 8000  # ~8 KB per notification: 80 MB in all, were it all queued
+RSS_BOUND_MB = 64
+
+
+def rss_mb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+class StalledClient:
+    """Speaks Engine.IO/Socket.IO v5 over a raw websocket, subscribes, then never reads again."""
+
+    def __init__(self, server, token, topic):
+        url = server.url.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket"
+        self.ws = websocket.create_connection(
+            url, timeout=5, sockopt=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)])
+        assert self.ws.recv().startswith("0")  # Engine.IO open
+        self.ws.send("40/notifications," + json.dumps({"token": token}))
+        assert self.ws.recv().startswith("40/notifications")
+        self.ws.send('42/notifications,1["subscribe",' + json.dumps({"topics": [topic]}) + "]")
+        assert '"ok":true' in self.ws.recv()
+
+    def close(self):
+        self.ws.close()
+
+
+@pytest.fixture
+def server(redis_server, redis, tmp_path):
+    live = LiveServer(redis_server.url, tmp_path, SLOW_CLIENT_MAX_QUEUE="500")
+    live.start()
+    yield live
+    live.stop()
+
+
+def test_stalled_client_is_disconnected_and_memory_stays_bounded(server, redis):
+    accounts.create_user(redis, "ann", "ann-password")
+    subscriptions.add(redis, "ann", ["flood"], limit=10)
+    token = server.token("ann", "ann-password")
+    normal = Listener(server, token)
+    stalled = StalledClient(server, token, "flood")
+    bus = Bus(redis)
+    pid = server.process.pid
+    baseline = rss_mb(pid)
+    peak = baseline
+    sent = []
+    try:
+        for start in range(0, FLOOD, 200):
+            sent += [bus.publish("flood.data", f"n{i}", data={"blob": BLOB})
+                     for i in range(start, start + 200)]
+            # Pace the flood to what the normal client reads, so only the stalled one lags.
+            wait_until(lambda: len(normal.received) >= len(sent) - 400, timeout=30,
+                       message="the normal client to keep up")
+            peak = max(peak, rss_mb(pid))
+        wait_until(lambda: len(normal.received) == FLOOD, timeout=30, message="all delivered")
+        peak = max(peak, rss_mb(pid))
+    finally:
+        stalled.close()
+        normal.close()
+    assert normal.ids() == sent
+    growth = peak - baseline
+    print(f"server RSS: baseline {baseline:.1f} MB, peak {peak:.1f} MB, growth {growth:.1f} MB")
+    assert growth < RSS_BOUND_MB
+    assert "packets waiting (bound 500): disconnecting it" in server.log_path.read_text()
