@@ -18,6 +18,8 @@ test: setup-test
 
 bench: setup-test
 	@$(PY) bench/browser_latency.py
+	@$(PY) bench/recovery.py
+	@$(PY) bench/slow_client.py
 
 clean:
 	rm -rf .venv node_modules .pytest_cache

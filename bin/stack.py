@@ -1,7 +1,8 @@
 """Runs the whole Herald stack in the foreground: what ``make run`` starts.
 
 - With ``REDIS_URL`` unset, a private redis-server on a unix socket under
-  ``var/redis/`` (append-only file on), which the web process, the workers
+  ``var/redis/`` (append-only file on, fsync'd on every write, so a
+  notification that was accepted survives a crash of Redis), which the web process, the workers
   and ``flask --app wsgi …`` in another shell all find by default.
 - The first time, an ``admin`` account whose password is printed once.
 - The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), and the
@@ -73,6 +74,7 @@ class PrivateRedis:
         self.process = subprocess.Popen(
             ["redis-server", "--port", "0", "--unixsocket", str(self.sock),
              "--unixsocketperm", "700", "--dir", str(folder), "--appendonly", "yes",
+             "--appendfsync", "always",
              "--save", "", "--logfile", str(folder / "redis.log")],
             start_new_session=True)
         if not wait_for_redis(self.url, 10):

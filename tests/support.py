@@ -3,7 +3,9 @@
 Every process started here is stopped by the fixture or test that started
 it; every wait is bounded in time.
 """
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 import engineio
 import requests
 import socketio
+import websocket
 
 from app.redis_client import connect
 
@@ -210,6 +213,7 @@ class Listener:
 
     def __init__(self, server, token, last_id=None, resume=False, url=None):
         self.received = []
+        self.arrivals = []  # time.time() at which each received notification arrived
         self.resets = []
         self.reads = []
         self.last_id = last_id
@@ -234,8 +238,10 @@ class Listener:
         self._many([envelope])
 
     def _many(self, envelopes):
+        now = time.time()
         with self.lock:
             self.received.extend(envelopes)
+            self.arrivals.extend(now for _ in envelopes)
             if envelopes:
                 self.last_id = envelopes[-1]["id"]
 
@@ -259,7 +265,6 @@ CSRF_RE = r'name="csrf_token" value="([^"]+)"'
 
 def sign_in(client, name, password):
     """Sign in through the real form (CSRF token included); returns the reply."""
-    import re
     page = client.get("/login").get_data(as_text=True)
     token = re.search(CSRF_RE, page).group(1)
     return client.post("/login", data={"username": name, "password": password,
@@ -268,8 +273,31 @@ def sign_in(client, name, password):
 
 def csrf_of_dashboard(client):
     """The CSRF token the dashboard page hands its scripts."""
-    import json
-    import re
     page = client.get("/").get_data(as_text=True)
     config = re.search(r'id="herald-config">(.*?)</script>', page, re.S).group(1)
     return json.loads(config)["csrfToken"]
+
+
+def rss_mb(pid):
+    """Resident memory of process ``pid`` in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+class StalledClient:
+    """Speaks Engine.IO/Socket.IO v5 over a raw websocket, subscribes, then never reads again."""
+
+    def __init__(self, server, token, topic):
+        url = server.url.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket"
+        self.ws = websocket.create_connection(
+            url, timeout=5, sockopt=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)])
+        assert self.ws.recv().startswith("0")  # Engine.IO open
+        self.ws.send("40/notifications," + json.dumps({"token": token}))
+        assert self.ws.recv().startswith("40/notifications")
+        self.ws.send('42/notifications,1["subscribe",' + json.dumps({"topics": [topic]}) + "]")
+        assert '"ok":true' in self.ws.recv()
+
+    def close(self):
+        self.ws.close()

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
 BACKOFF_FIRST = 0.1
-BACKOFF_MAX = 5.0
+BACKOFF_MAX = 2.0
 CATCH_UP_CHUNK = 500
 
 

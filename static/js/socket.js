@@ -38,6 +38,9 @@
     var cursor = new Cursor(config.user, lastId);
     var socket = io('/notifications', {
       transports: ['websocket', 'polling'],
+      // Retry soon after a restart; the randomisation spreads the herd.
+      reconnectionDelay: 500,
+      reconnectionDelayMax: 3000,
       auth: function (callback) {
         herald.tokens.get(function (token) {
           var auth = {token: token};

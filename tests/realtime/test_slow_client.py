@@ -1,43 +1,13 @@
 """A client that stops reading is cut off at its bound; others are not held up."""
-import json
-import socket
-import time
-from pathlib import Path
-
 import pytest
-import websocket
 
 from app import accounts, subscriptions
 from app.bus import Bus
-from tests.support import LiveServer, Listener, wait_until
+from tests.support import LiveServer, Listener, StalledClient, rss_mb, wait_until
 
 FLOOD = 10_000
 BLOB = "x" * 8000  # ~8 KB per notification: 80 MB in all, were it all queued
 RSS_BOUND_MB = 64
-
-
-def rss_mb(pid):
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
-class StalledClient:
-    """Speaks Engine.IO/Socket.IO v5 over a raw websocket, subscribes, then never reads again."""
-
-    def __init__(self, server, token, topic):
-        url = server.url.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket"
-        self.ws = websocket.create_connection(
-            url, timeout=5, sockopt=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)])
-        assert self.ws.recv().startswith("0")  # Engine.IO open
-        self.ws.send("40/notifications," + json.dumps({"token": token}))
-        assert self.ws.recv().startswith("40/notifications")
-        self.ws.send('42/notifications,1["subscribe",' + json.dumps({"topics": [topic]}) + "]")
-        assert '"ok":true' in self.ws.recv()
-
-    def close(self):
-        self.ws.close()
 
 
 @pytest.fixture

@@ -1,0 +1,78 @@
+"""Per-user read state: the module, its REST endpoints and its Socket.IO event."""
+import time
+
+import pytest
+
+from app import accounts, read_state
+from app.auth import tokens
+from app.bus import Bus
+from tests.support import Listener, wait_until
+
+
+def test_mark_ids_then_all(redis):
+    assert read_state.get(redis, "ann") == {"upto": None, "ids": []}
+    change = read_state.mark(redis, "ann", {"ids": ["5-0", "3-1", "3-1"]})
+    assert change == {"upto": None, "ids": ["3-1", "5-0"]}
+    assert read_state.get(redis, "ann") == {"upto": None, "ids": ["3-1", "5-0"]}
+    change = read_state.mark(redis, "ann", {"upto": "4-0"})
+    assert change == {"upto": "4-0", "ids": []}
+    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0"]}
+    # The watermark never goes back, and ids under it are not kept.
+    assert read_state.mark(redis, "ann", {"upto": "2-0", "ids": ["1-0", "9-0"]}) == {
+        "upto": "4-0", "ids": ["9-0"]}
+    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0", "9-0"]}
+    assert read_state.get(redis, "bob") == {"upto": None, "ids": []}
+
+
+def test_id_order_is_numeric_not_textual(redis):
+    read_state.mark(redis, "ann", {"ids": ["10-0", "9-0", "9-10", "9-2"]})
+    assert read_state.get(redis, "ann")["ids"] == ["9-0", "9-2", "9-10", "10-0"]
+    read_state.mark(redis, "ann", {"upto": "9-2"})
+    assert read_state.get(redis, "ann") == {"upto": "9-2", "ids": ["9-10", "10-0"]}
+
+
+@pytest.mark.parametrize("data,words", [
+    (None, "payload"), ({}, "payload"), ({"ids": "1-0"}, "ids: "),
+    ({"ids": ["x"]}, "ids[0]: "), ({"upto": 5}, "upto: "), ({"ids": [], "all": 1}, "all: "),
+    ({"ids": ["1-0"] * 501}, "ids: "),
+])
+def test_bad_changes_are_refused_naming_the_field(redis, data, words):
+    with pytest.raises(read_state.ReadStateError, match=words.replace("[", r"\[")):
+        read_state.mark(redis, "ann", data)
+    assert read_state.get(redis, "ann") == {"upto": None, "ids": []}
+
+
+def bearer(name):
+    return {"Authorization": f"Bearer {tokens.issue('test-secret-key', name)}"}
+
+
+def test_rest_endpoints(client, user, api_key):
+    name = user[0]
+    reply = client.post("/api/read-state", headers=bearer(name), json={"ids": ["7-0"]})
+    assert reply.status_code == 200 and reply.get_json() == {"upto": None, "ids": ["7-0"]}
+    reply = client.get("/api/read-state", headers=bearer(name))
+    assert reply.get_json() == {"upto": None, "ids": ["7-0"]}
+    reply = client.post("/api/read-state", headers=bearer(name), json={"upto": "bad"})
+    assert reply.status_code == 400 and reply.get_json()["error"].startswith("upto: ")
+    assert client.get("/api/read-state").status_code == 401
+    assert client.get("/api/read-state", headers={"Authorization": f"Bearer {api_key}"}).status_code == 403
+
+
+def test_read_event_reaches_every_tab_of_the_user_only(live_server, redis):
+    accounts.create_user(redis, "ann", "ann-password")
+    accounts.create_user(redis, "ben", "ben-password")
+    ann_token = live_server.token("ann", "ann-password")
+    tab1, tab2 = Listener(live_server, ann_token), Listener(live_server, ann_token)
+    ben = Listener(live_server, live_server.token("ben", "ben-password"))
+    try:
+        sent = Bus(redis).publish("x", "for ann", user="ann")
+        ack = tab1.call("read", {"ids": [sent]})
+        assert ack == {"ok": True, "upto": None, "ids": [sent]}
+        wait_until(lambda: tab1.reads and tab2.reads, message="read events in both tabs")
+        assert tab2.reads == [{"upto": None, "ids": [sent]}]
+        assert tab1.call("read", {"ids": "nope"})["ok"] is False
+        time.sleep(0.3)
+        assert ben.reads == []
+    finally:
+        for listener in (tab1, tab2, ben):
+            listener.close()
