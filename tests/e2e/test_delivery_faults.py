@@ -4,6 +4,7 @@ In each case every notification that was accepted reaches both exactly
 once, in id order: the browser's record is every `notification` its
 dispatcher saw, before the feed's own de-duplication.
 """
+import contextlib
 import time
 
 import pytest
@@ -48,6 +49,17 @@ def watchers(server, page):
     return listener
 
 
+@contextlib.contextmanager
+def publishing(publisher, first):
+    """Run ``publisher`` around the block, which starts once ``first`` were accepted."""
+    publisher.start()
+    try:
+        wait_until(lambda: len(publisher.accepted) >= first, message="publishing")
+        yield publisher
+    finally:
+        publisher.stop()
+
+
 def assert_all_once_in_order(accepted, listener, page):
     wait_until(lambda: len(listener.ids()) >= len(accepted), timeout=30, message="client")
     wait_until(lambda: len(browser_seen(page)) >= len(accepted), timeout=30, message="browser")
@@ -59,16 +71,11 @@ def assert_all_once_in_order(accepted, listener, page):
 def test_redis_killed_and_restarted_during_steady_publish(stack, page):
     redis_server, client, server, key = stack
     listener = watchers(server, page)
-    publisher = SteadyPublisher(rest_publisher(server, key, "steady.tick"))
-    try:
-        publisher.start()
-        wait_until(lambda: len(publisher.accepted) >= 50, message="publishing")
+    with publishing(SteadyPublisher(rest_publisher(server, key, "steady.tick")), 50) as publisher:
         redis_server.kill()
         time.sleep(1.5)
         redis_server.start()
         wait_until(lambda: len(publisher.accepted) >= 150, timeout=30, message="publishing again")
-    finally:
-        publisher.stop()
     assert publisher.refused > 0, "the outage should have refused some publishes"
     assert_all_once_in_order(publisher.accepted, listener, page)
     listener.close()
@@ -78,18 +85,13 @@ def test_web_process_killed_and_restarted(stack, page):
     redis_server, client, server, key = stack
     listener = watchers(server, page)
     bus = Bus(client)
-    publisher = SteadyPublisher(lambda title: bus.publish("steady.tick", title))
-    try:
-        publisher.start()
-        wait_until(lambda: len(publisher.accepted) >= 50, message="publishing")
+    with publishing(SteadyPublisher(lambda title: bus.publish("steady.tick", title)), 50) as publisher:
         server.kill()
         time.sleep(1.5)
         server.start()
         wait_until(lambda: listener.sio.connected, timeout=15, message="client reconnect")
         page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
         time.sleep(0.5)
-    finally:
-        publisher.stop()
     assert_all_once_in_order(publisher.accepted, listener, page)
     listener.close()
 
@@ -98,17 +100,13 @@ def test_browser_offline_for_30_seconds(stack, page, context):
     redis_server, client, server, key = stack
     listener = watchers(server, page)
     bus = Bus(client)
-    publisher = SteadyPublisher(lambda title: bus.publish("steady.tick", title), interval=0.1)
-    try:
-        publisher.start()
-        wait_until(lambda: len(publisher.accepted) >= 10, message="publishing")
+    slow = SteadyPublisher(lambda title: bus.publish("steady.tick", title), interval=0.1)
+    with publishing(slow, 10) as publisher:
         context.set_offline(True)
         page.wait_for_selector("#connection[data-state=offline]")
         time.sleep(30)
         context.set_offline(False)
         page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
         time.sleep(0.5)
-    finally:
-        publisher.stop()
     assert_all_once_in_order(publisher.accepted, listener, page)
     listener.close()
