@@ -4,19 +4,27 @@
 (auth, api, pages), CLI commands, and the Socket.IO server mounted in front
 of the Flask app. The relay (one Redis subscription per process) is started
 by whoever serves the app, see ``wsgi.serve``.
+
+Importing the package costs nothing: workers, the ZeroMQ bridge and Spark
+jobs use ``app.bus`` and ``app.notifications`` without loading Flask.
 """
-import logging
-
-from flask import Flask
-
-from . import cli, extensions
-from .bus import Bus
-from .config import ROOT, Config
-from .redis_client import connect
 
 
 def create_app(config=None):
     """Build a Herald app from ``config`` (a Config; from the environment by default)."""
+    import logging
+
+    from flask import Flask
+
+    from . import cli, extensions
+    from .api import bp as api_bp
+    from .auth import bp as auth_bp
+    from .bus import Bus
+    from .config import ROOT, Config
+    from .pages import bp as pages_bp
+    from .realtime import init_app as init_realtime
+    from .redis_client import connect
+
     config = config or Config()
     app = Flask(__name__, static_folder=str(ROOT / "static"),
                 template_folder=str(ROOT / "templates"))
@@ -30,15 +38,11 @@ def create_app(config=None):
     app.extensions["herald.bus"] = Bus(client, app.config["HISTORY_MAX"])
     extensions.csrf.init_app(app)
 
-    from .api import bp as api_bp
-    from .auth import bp as auth_bp
-    from .pages import bp as pages_bp
     app.register_blueprint(auth_bp)
     app.register_blueprint(api_bp)
     app.register_blueprint(pages_bp)
     extensions.csrf.exempt(api_bp)
 
-    from .realtime import init_app as init_realtime
     init_realtime(app)
     cli.init_app(app)
     return app

@@ -16,6 +16,7 @@ Stream entries hold three fields: ``topic``, ``user`` (empty when public) and
 filter by topic and owner without decoding JSON.
 """
 import os
+from typing import NamedTuple
 
 from . import notifications
 from .config import redis_url
@@ -35,6 +36,40 @@ return id
 """
 
 
+# KEYS: stream, live channel, batch key. ARGV: maxlen, batch-key ttl, then one
+# triple (envelope JSON without id, topic, user) per notification. The ids are
+# kept under the batch key, in the same atomic step, so that a caller who lost
+# the reply can learn whether the batch was written, and its ids.
+_PUBLISH_BATCH_LUA = """
+local ids = {}
+for i = 3, #ARGV, 3 do
+  local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
+                        'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
+  redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
+  ids[#ids + 1] = id
+end
+redis.call('SET', KEYS[3], table.concat(ids, ' '), 'EX', ARGV[2])
+return ids
+"""
+BATCH_KEY_TTL = 3600
+
+
+class Prepared(NamedTuple):
+    """A validated notification, encoded and stamped, ready to publish."""
+
+    raw: bytes   # the envelope's JSON, without id
+    topic: str
+    user: str    # "" when public
+    ts: str
+
+
+def prepare(envelope):
+    """Validate and encode ``envelope``, stamping ``ts``; raises EnvelopeError."""
+    clean = notifications.validate(envelope)
+    ts = notifications.now_iso()
+    return Prepared(notifications.encode(clean, ts), clean["topic"], clean.get("user", ""), ts)
+
+
 class BusUnavailable(RuntimeError):
     """Redis could not be reached, so nothing was published."""
 
@@ -46,6 +81,7 @@ class Bus:
         self.client = client
         self.history_max = history_max
         self._script = client.register_script(_PUBLISH_LUA)
+        self._batch_script = client.register_script(_PUBLISH_BATCH_LUA)
 
     def publish_envelope(self, envelope):
         """Validate and publish ``envelope`` (a dict without id/ts).
@@ -53,21 +89,36 @@ class Bus:
         Returns ``{"id": ..., "ts": ...}``. Raises EnvelopeError naming the
         field for bad input, BusUnavailable when Redis cannot be reached.
         """
-        clean = notifications.validate(envelope)
-        ts = notifications.now_iso()
-        raw = notifications.encode(clean, ts)
+        prepared = prepare(envelope)
         try:
-            entry_id = self._script(
-                keys=[STREAM, LIVE],
-                args=[raw, self.history_max, clean["topic"], clean.get("user", "")])
+            entry_id = self._script(keys=[STREAM, LIVE], args=[
+                prepared.raw, self.history_max, prepared.topic, prepared.user])
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
         return {"id": entry_id.decode() if isinstance(entry_id, bytes) else entry_id,
-                "ts": ts}
+                "ts": prepared.ts}
 
     def publish(self, topic, title, **fields):
         """Publish a notification given as keywords; returns its id."""
         return self.publish_envelope(dict(fields, topic=topic, title=title))["id"]
+
+    def publish_batch(self, prepared, batch_key):
+        """Publish many :class:`Prepared` notifications in one round trip, in order.
+
+        All or none are written (one Lua script). Returns their ids. Raises
+        a Redis connection error when Redis cannot be reached; whether the
+        batch was written then is what :meth:`batch_outcome` tells.
+        """
+        args = [self.history_max, BATCH_KEY_TTL]
+        for item in prepared:
+            args += [item.raw, item.topic, item.user]
+        ids = self._batch_script(keys=[STREAM, LIVE, batch_key], args=args)
+        return [i.decode() if isinstance(i, bytes) else i for i in ids]
+
+    def batch_outcome(self, batch_key):
+        """The ids a batch written under ``batch_key`` got, or None if it was not written."""
+        value = self.client.get(batch_key)
+        return value.decode().split(" ") if value else None
 
 
 _default_bus = None

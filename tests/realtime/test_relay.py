@@ -35,22 +35,28 @@ def env(entry_id, topic="news.a", user=None):
     return envelope
 
 
+def hand_on(relay, envelope):
+    """What the live feed does with each notification: deliver, then advance."""
+    relay.deliver(envelope)
+    relay.feed.advance(envelope["id"])
+
+
 def test_deliver_routes_to_prefix_rooms_or_the_owner(relay):
-    relay.deliver(env("1-0", "spark.job.done"))
-    relay.deliver(env("2-0", "spark.job.done", user="ann"))
+    hand_on(relay, env("1-0", "spark.job.done"))
+    hand_on(relay, env("2-0", "spark.job.done", user="ann"))
     assert relay.sio.emits == [
         ("notification", "1-0", ("t:*", "t:spark", "t:spark.job", "t:spark.job.done"), ()),
         ("notification", "2-0", (rooms.user_room("ann"),), ()),
     ]
-    assert relay.position == "2-0"
+    assert relay.feed.position == "2-0"
 
 
 def test_held_connection_keeps_only_what_it_may_see(relay):
     relay.hold("s1", "ann", ["news"])
-    relay.deliver(env("5-0", "news.a"))
-    relay.deliver(env("6-0", "sports"))
-    relay.deliver(env("7-0", "other", user="ann"))
-    relay.deliver(env("8-0", "news.b", user="ben"))
+    hand_on(relay, env("5-0", "news.a"))
+    hand_on(relay, env("6-0", "sports"))
+    hand_on(relay, env("7-0", "other", user="ann"))
+    hand_on(relay, env("8-0", "news.b", user="ben"))
     topics, pending = relay.release("s1", "4-0")
     assert topics == ["news"]
     assert [n["id"] for n in pending] == ["5-0", "7-0"]
@@ -60,26 +66,26 @@ def test_held_connection_keeps_only_what_it_may_see(relay):
 def test_release_drops_what_the_replay_already_sent(relay):
     relay.hold("s1", "ann", ["news"])
     for entry_id in ["5-0", "6-0", "7-0"]:
-        relay.deliver(env(entry_id))
+        hand_on(relay, env(entry_id))
     _, pending = relay.release("s1", "6-0")
     assert [n["id"] for n in pending] == ["7-0"]
 
 
 def test_release_without_cursor_after_reset_hands_over_everything(relay):
     relay.hold("s1", "ann", ["news"])
-    relay.deliver(env("5-0"))
+    hand_on(relay, env("5-0"))
     assert [n["id"] for n in relay.release("s1", None)[1]] == ["5-0"]
 
 
 def test_floor_skips_what_a_lagging_relay_would_send_twice(relay):
-    relay.deliver(env("5-0"))
+    hand_on(relay, env("5-0"))
     relay.hold("s1", "ann", ["news"])
     # The replay read the stream up to 7-0; the relay is still at 5-0.
     _, pending = relay.release("s1", "7-0")
     assert pending == []
-    relay.deliver(env("6-0"))
-    relay.deliver(env("7-0"))
-    relay.deliver(env("8-0"))
+    hand_on(relay, env("6-0"))
+    hand_on(relay, env("7-0"))
+    hand_on(relay, env("8-0"))
     skips = [skip for _, _, _, skip in relay.sio.emits[1:]]
     assert skips == [("s1",), ("s1",), ()]
     assert relay.floors == {}
@@ -88,8 +94,8 @@ def test_floor_skips_what_a_lagging_relay_would_send_twice(relay):
 def test_subscription_change_while_held(relay):
     relay.hold("s1", "ann", ["news"])
     relay.update_held("ann", ["spark"], ["news"])
-    relay.deliver(env("5-0", "news.a"))
-    relay.deliver(env("6-0", "spark.x"))
+    hand_on(relay, env("5-0", "news.a"))
+    hand_on(relay, env("6-0", "spark.x"))
     topics, pending = relay.release("s1", "4-0")
     assert topics == ["spark"] and [n["id"] for n in pending] == ["6-0"]
 
@@ -97,10 +103,10 @@ def test_subscription_change_while_held(relay):
 def test_catch_up_relays_what_the_stream_holds_past_the_position(relay, redis):
     bus = Bus(redis)
     before = bus.publish("news.a", "before")
-    relay.position, relay.position_key = before, tuple(map(int, before.split("-")))
+    relay.feed.advance(before)
     missed = [bus.publish("news.b", f"missed {i}") for i in range(1200)]
-    relay._catch_up()
+    relay.feed.catch_up()
     assert [entry_id for _, entry_id, _, _ in relay.sio.emits] == missed
     # The live copies of those arrive later and are dropped as already relayed.
-    relay.handle(b"herald:live", b'{"id":"%s","topic":"news.b","title":"x"}' % missed[5].encode())
+    relay.feed.handle(b"herald:live", b'{"id":"%s","topic":"news.b","title":"x"}' % missed[5].encode())
     assert len(relay.sio.emits) == len(missed)

@@ -1,0 +1,119 @@
+"""Following ``herald:live`` without missing anything, for the relay and the ZeroMQ bridge.
+
+A :class:`LiveFeed` keeps ``position``, the stream id of the last
+notification it handed on. Before its first subscription it reads the
+stream's newest id; after every (re)subscription it first hands on whatever
+the stream holds past ``position`` (published while it was away); a live
+message whose id is not past ``position`` was handed on already and is
+dropped. When Redis goes away it retries with capped exponential backoff,
+logging one line per change of state rather than one per attempt.
+
+It runs in a thread or, monkey-patched, in a greenlet: it only needs
+``time.sleep`` and blocking sockets.
+"""
+import logging
+import time
+
+import orjson
+
+from . import history
+from .bus import CONTROL, LIVE, STREAM
+from .notifications import id_key, with_id
+from .redis_client import UNAVAILABLE, connect
+
+POLL_SECONDS = 1.0
+BACKOFF_FIRST = 0.1
+BACKOFF_MAX = 2.0
+CATCH_UP_CHUNK = 500
+_LIVE, _CONTROL = LIVE.encode(), CONTROL.encode()
+
+
+class LiveFeed:
+    """Calls ``deliver(envelope, raw)`` once per notification, in id order, missing none.
+
+    ``raw`` is the envelope's JSON (bytes, ``id`` first). ``control``, if
+    given, is called with each decoded ``herald:control`` message.
+    """
+
+    def __init__(self, client, redis_url, deliver, control=None, name="feed"):
+        self.client = client  # for stream reads (with timeouts)
+        # No read timeout here: an idle channel is normal; health checks find dead links.
+        self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
+        self.deliver = deliver
+        self.control = control
+        self.log = logging.getLogger(f"herald.{name}")
+        self.position = None
+        self.position_key = (0, 0)
+        self.connected = False
+        self.reconnects = 0
+
+    def run(self, running):
+        """Follow the feed while ``running()`` is true."""
+        backoff = BACKOFF_FIRST
+        channels = [LIVE, CONTROL] if self.control else [LIVE]
+        while running():
+            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
+            try:
+                if self.position is None:
+                    self.advance(history.newest_id(self.client))
+                pubsub.subscribe(*channels)
+                self.catch_up()
+                self._set_connected(True)
+                backoff = BACKOFF_FIRST
+                while running():
+                    message = pubsub.get_message(timeout=POLL_SECONDS)
+                    if message is not None:
+                        self.handle(message["channel"], message["data"])
+            except UNAVAILABLE as exc:
+                self._set_connected(False, exc)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX)
+            except Exception:  # a bug must not end the feed: log it and go on
+                self.log.exception("unexpected error; resubscribing")
+                time.sleep(backoff)
+            finally:
+                try:
+                    pubsub.close()
+                except Exception:  # closing a dead connection may fail; nothing to do
+                    pass
+
+    def _set_connected(self, connected, error=None):
+        if connected != self.connected:
+            self.connected = connected
+            if connected:
+                self.log.info("following %s from %s", LIVE, self.position)
+            else:
+                self.reconnects += 1
+                self.log.warning("lost Redis (%s); retrying with backoff", error)
+
+    def catch_up(self):
+        """Hand on what the stream holds past ``position``."""
+        caught = 0
+        while True:
+            entries = self.client.xrange(STREAM, min=f"({self.position}", max="+",
+                                         count=CATCH_UP_CHUNK)
+            for entry_id, fields in entries:
+                raw = with_id(fields[b"envelope"], entry_id)
+                self._hand_on(orjson.loads(raw), raw)
+            caught += len(entries)
+            if len(entries) < CATCH_UP_CHUNK:
+                break
+        if caught:
+            self.log.info("caught up %d notifications from the stream", caught)
+
+    def handle(self, channel, data):
+        """One pub/sub message (bytes channel, bytes data)."""
+        if channel == _LIVE:
+            envelope = orjson.loads(data)
+            if id_key(envelope["id"]) > self.position_key:
+                self._hand_on(envelope, data)
+        elif channel == _CONTROL and self.control:
+            self.control(orjson.loads(data))
+
+    def _hand_on(self, envelope, raw):
+        self.deliver(envelope, raw)
+        self.advance(envelope["id"])
+
+    def advance(self, entry_id):
+        self.position = entry_id
+        self.position_key = id_key(entry_id)
