@@ -187,6 +187,49 @@ def rest_publisher(server, api_key, topic):
     return publish
 
 
+class Bridge:
+    """``python -m workers.zmq_bridge`` on free loopback ports."""
+
+    def __init__(self, redis_url, folder, **env):
+        self.pull, self.router, self.xpub = (f"tcp://127.0.0.1:{free_port()}" for _ in range(3))
+        self.log_path = Path(folder) / f"bridge-{self.pull.rsplit(':', 1)[1]}.log"
+        self.env = dict(os.environ, REDIS_URL=redis_url, BRIDGE_PULL=self.pull,
+                        BRIDGE_ROUTER=self.router, BRIDGE_XPUB=self.xpub,
+                        PYTHONUNBUFFERED="1", **env)
+        self.process = None
+
+    def start(self):
+        self.log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([sys.executable, "-m", "workers.zmq_bridge"], cwd=ROOT,
+                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        wait_until(self._listening, timeout=15, message=f"bridge ({self.log_path})")
+
+    def _listening(self):
+        if self.process.poll() is not None:
+            raise AssertionError(f"bridge exited: {self.log_path.read_text()}")
+        return "listening:" in self.log_path.read_text()
+
+    def output(self):
+        return self.log_path.read_text()
+
+    def counters(self):
+        """The counters the bridge logged when it stopped (call after stop())."""
+        import ast
+        line = [x for x in self.output().splitlines() if "herald.bridge: stopped; " in x][-1]
+        return ast.literal_eval(line.split("stopped; ", 1)[1])
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if getattr(self, "log", None):
+            self.log.close()
+
+
 class _InOrderEngineIOClient(engineio.Client):
     """python-engineio's client runs each message handler in a thread of its own,
     which can reorder messages under load; a test must see wire order."""

@@ -14,6 +14,12 @@ from app.redis_client import connect
 from tests.support import ROOT, free_port, wait_until
 
 
+def bridge_endpoints():
+    """Free loopback ports for the ZeroMQ bridge the stack starts."""
+    return {name: f"tcp://127.0.0.1:{free_port()}"
+            for name in ("BRIDGE_PULL", "BRIDGE_ROUTER", "BRIDGE_XPUB")}
+
+
 class Stack:
     """bin/stack.py in its own process, its output collected line by line."""
 
@@ -21,7 +27,7 @@ class Stack:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SECRET_KEY")}
-        environment.update(VAR_DIR=str(var), PORT=str(self.port), **env)
+        environment.update(VAR_DIR=str(var), PORT=str(self.port), **bridge_endpoints(), **env)
         self.lines = []
         self.process = subprocess.Popen([sys.executable, "bin/stack.py"], cwd=ROOT,
                                         env=environment, stdout=subprocess.PIPE,
