@@ -20,6 +20,7 @@ bench: setup-test
 	@$(PY) bench/browser_latency.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
+	@$(PY) bench/bridge.py
 
 clean:
 	rm -rf .venv node_modules .pytest_cache

@@ -11,7 +11,7 @@ matches on segment boundaries (``spark`` matches ``spark.job.succeeded`` but
 never ``sparkle``), and ``*`` matches every topic.
 """
 import re
-from datetime import datetime, timezone
+import time
 
 import orjson
 
@@ -139,10 +139,21 @@ def encode(envelope, ts):
     return raw
 
 
+_second_text = (None, "")
+
+
 def now_iso():
-    """The current UTC time as ISO-8601 with milliseconds, e.g. 2026-11-21T18:00:00.123Z."""
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    """The current UTC time as ISO-8601 with milliseconds, e.g. 2026-11-21T18:00:00.123Z.
+
+    Publishing calls this for every notification, so the text of the current
+    second is formatted once and reused.
+    """
+    global _second_text
+    now = time.time()
+    second = int(now)
+    if second != _second_text[0]:
+        _second_text = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
+    return f"{_second_text[1]}{int((now - second) * 1000):03d}Z"
 
 
 def with_id(raw, entry_id):

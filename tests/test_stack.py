@@ -12,6 +12,7 @@ import requests
 from app.bus import STREAM
 from app.redis_client import connect
 from tests.support import ROOT, free_port, wait_until
+from workers.zmq_peers import Publisher
 
 
 def bridge_endpoints():
@@ -27,7 +28,8 @@ class Stack:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SECRET_KEY")}
-        environment.update(VAR_DIR=str(var), PORT=str(self.port), **bridge_endpoints(), **env)
+        self.bridge = bridge_endpoints()
+        environment.update(VAR_DIR=str(var), PORT=str(self.port), **self.bridge, **env)
         self.lines = []
         self.process = subprocess.Popen([sys.executable, "bin/stack.py"], cwd=ROOT,
                                         env=environment, stdout=subprocess.PIPE,
@@ -104,6 +106,13 @@ def test_make_run_stack(var):
                                "cli.found", "found it"], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
+
+        # The ZeroMQ bridge runs too, on the same private Redis.
+        wait_until(lambda: "herald.bridge: listening" in stack.output(), timeout=30,
+                   message="the bridge")
+        with Publisher(stack.bridge["BRIDGE_ROUTER"], confirmed=True) as publisher:
+            bridged = publisher.publish("zmq.found", "through the bridge")
+        assert private.xrange(STREAM, min=bridged, max=bridged)
         kept = private.xlen(STREAM)
         private.close()
 

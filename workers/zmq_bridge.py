@@ -28,47 +28,83 @@ from app.config import redis_url
 from app.redis_client import connect
 
 from .bridge import security
-from .bridge.egress import Egress
+from .bridge.egress import Egress, EgressProcess, die_with_parent
 from .bridge.ingest import Ingest
 from .bridge.settings import Settings
 
 log = logging.getLogger("herald.bridge")
 
 
-def run():
+def _logging():
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _on_stop(callback):
+    signal.signal(signal.SIGTERM, lambda *_: callback())
+    signal.signal(signal.SIGINT, lambda *_: callback())
+
+
+def _cannot_bind(exc, settings):
+    return SystemExit(f"zmq bridge: cannot bind ({exc}); endpoints {settings.endpoints()} "
+                      "(set BRIDGE_PULL, BRIDGE_ROUTER, BRIDGE_XPUB)")
+
+
+def run():
+    """The bridge: ingest here, egress in a child process."""
+    _logging()
     settings = Settings.from_env()
     curve = security.Curve(settings)
     context = zmq.Context()
     curve.start(context)
-    url = redis_url()
     history_max = int(os.environ.get("HISTORY_MAX") or DEFAULT_HISTORY_MAX)
     try:
-        ingest = Ingest(context, settings, Bus(connect(url), history_max), curve.secure)
-        egress = Egress(context, settings, connect(url), url, curve.secure)
+        ingest = Ingest(context, settings, Bus(connect(redis_url()), history_max), curve.secure)
     except zmq.ZMQError as exc:
         curve.stop()
-        raise SystemExit(f"zmq bridge: cannot bind ({exc}); endpoints {settings.endpoints()} "
-                         "(set BRIDGE_PULL, BRIDGE_ROUTER, BRIDGE_XPUB)") from None
+        raise _cannot_bind(exc, settings) from None
+    egress = EgressProcess()
+    try:
+        egress.start()
+    except SystemExit:
+        ingest.close(0)
+        curve.stop()
+        raise
     running = [True]
-
-    def stop(*_):
-        running.clear()
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-    egress.start()
+    _on_stop(running.clear)
     log.info("listening: PULL %s, ROUTER %s, XPUB %s", settings.pull, settings.router, settings.xpub)
     try:
         ingest.run(lambda: bool(running))
     finally:
         ingest.close(seconds=5)
         egress.stop()
-        egress.join(5)
         curve.stop()
         context.term()
-        log.info("stopped; %s", dict(ingest.counters, egress_sent=egress.sent))
+        log.info("stopped; %s", dict(ingest.counters))
+
+
+def run_egress():
+    """The egress child: follow Redis, send on XPUB; says "ready" once bound."""
+    die_with_parent()
+    _logging()
+    settings = Settings.from_env()
+    curve = security.Curve(settings)
+    context = zmq.Context()
+    curve.start(context)
+    url = redis_url()
+    try:
+        egress = Egress(context, settings, connect(url), url, curve.secure)
+    except zmq.ZMQError as exc:
+        curve.stop()
+        raise _cannot_bind(exc, settings) from None
+    _on_stop(egress.stop)
+    print("ready", flush=True)
+    try:
+        egress.run()
+    finally:
+        curve.stop()
+        context.term()
+        log.info("egress stopped; sent %d", egress.sent)
 
 
 def main(argv=None):
@@ -76,6 +112,7 @@ def main(argv=None):
                                      description="Herald's ZeroMQ bridge.")
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("run", help="run the bridge (the default)")
+    commands.add_parser("egress", help=argparse.SUPPRESS)  # the child the bridge starts
     keys = commands.add_parser("keygen", help="make a CURVE key pair (NAME.key, NAME.key_secret)")
     keys.add_argument("folder")
     keys.add_argument("--name", default="server")
@@ -84,7 +121,10 @@ def main(argv=None):
         public, secret = security.keygen(args.folder, args.name)
         print(f"public key: {public}\nsecret key: {secret}")
         return 0
-    run()
+    if args.command == "egress":
+        run_egress()
+    else:
+        run()
     return 0
 
 

@@ -9,9 +9,22 @@ A slow subscriber never stalls the bridge: past ``BRIDGE_SNDHWM`` messages
 queued for one subscriber, ZeroMQ drops further messages *for that
 subscriber only*. Egress is a live view; a peer that must miss nothing
 reads history from the Redis stream or the REST API.
+
+XPUB hands the bridge each (un)subscription; it keeps the set of prefixes
+subscribed, and sends nothing at all while nobody subscribes.
+
+Egress runs in a process of its own (:class:`EgressProcess` starts and
+watches it), so that following Redis and ingesting do not share one core.
 """
+import ctypes
 import logging
+import os
+import select
+import signal
+import subprocess
+import sys
 import threading
+import time
 
 import zmq
 
@@ -20,11 +33,10 @@ from app.live_feed import LiveFeed
 log = logging.getLogger("herald.bridge")
 
 
-class Egress(threading.Thread):
+class Egress:
     """Follows herald:live (missing nothing, see LiveFeed) and sends it on XPUB."""
 
     def __init__(self, context, settings, client, redis_url, secure):
-        super().__init__(name="bridge-egress", daemon=True)
         self.xpub = context.socket(zmq.XPUB)
         self.xpub.sndhwm = settings.sndhwm
         self.xpub.linger = 0
@@ -33,24 +45,90 @@ class Egress(threading.Thread):
         self.feed = LiveFeed(client, redis_url, self.send, name="bridge.egress")
         self.running = True
         self.sent = 0
+        self.subscriptions = set()
 
     def run(self):
         self.feed.run(lambda: self.running)
         self.xpub.close()
 
     def send(self, envelope, raw):
-        self._read_subscriptions()
+        if self.xpub.get(zmq.EVENTS) & zmq.POLLIN:
+            self._read_subscriptions()
+        if not self.subscriptions:
+            return
         origin = envelope.get("origin") or ""
         self.xpub.send_multipart([envelope["topic"].encode(), origin.encode(), raw])
         self.sent += 1
 
     def _read_subscriptions(self):
-        """XPUB hands us (un)subscriptions; read them so they do not pile up."""
-        while True:
-            try:
-                self.xpub.recv(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+        """Take in the (un)subscriptions XPUB has for us: first byte 1/0, then the prefix."""
+        while self.xpub.get(zmq.EVENTS) & zmq.POLLIN:
+            message = self.xpub.recv()
+            if message[:1] == b"\x01":
+                self.subscriptions.add(message[1:])
+            elif message[:1] == b"\x00":
+                self.subscriptions.discard(message[1:])
 
     def stop(self):
         self.running = False
+
+
+def die_with_parent():
+    """Linux: have the kernel send us SIGTERM when the bridge that started us dies."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class EgressProcess:
+    """Starts ``python -m workers.zmq_bridge egress``, waits until it has bound, restarts it if it dies."""
+
+    READY_SECONDS = 15
+
+    def __init__(self):
+        self.process = None
+        self.running = False
+        self.watcher = None
+
+    def start(self):
+        self._spawn()
+        self.running = True
+        self.watcher = threading.Thread(target=self._watch, name="egress-watch", daemon=True)
+        self.watcher.start()
+
+    def _spawn(self):
+        self.process = subprocess.Popen([sys.executable, "-m", "workers.zmq_bridge", "egress"],
+                                        stdout=subprocess.PIPE, env=os.environ)
+        ready, _, _ = select.select([self.process.stdout], [], [], self.READY_SECONDS)
+        line = self.process.stdout.readline() if ready else b""
+        if line.strip() != b"ready":
+            self.process.kill()
+            self.process.wait()
+            raise SystemExit("zmq bridge: the egress process did not start (see its error above)")
+
+    def _watch(self):
+        backoff = 1.0
+        while self.running:
+            code = self.process.wait()
+            if not self.running:
+                return
+            log.warning("egress process exited with %s; restarting in %.0f s", code, backoff)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 30)
+            try:
+                self._spawn()
+            except SystemExit as exc:
+                log.error("%s", exc)
+
+    def stop(self):
+        self.running = False
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process:
+            self.process.stdout.close()
