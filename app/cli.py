@@ -16,6 +16,7 @@ from .redis_client import UNAVAILABLE
 
 users = AppGroup("users", help="Manage user accounts.")
 apikeys = AppGroup("apikeys", help="Manage publisher API keys.")
+spark = AppGroup("spark", help="Run Spark jobs.")
 
 
 def _redis():
@@ -83,7 +84,25 @@ def notify(topic, title, body, severity, user, data_json, correlation_id):
     click.echo(published["id"])
 
 
+@spark.command("rollup")
+@click.option("--archive", help="The archive to read (default: ARCHIVE_DIR, var/archive).")
+@click.option("--out", help="Where to write (default: ROLLUP_DIR, var/rollup).")
+@click.option("--master", help="Spark master URL (default: SPARK_MASTER or local[*]).")
+@click.option("--user", help="Make the job's notifications private to this user.")
+def spark_rollup(archive, out, master, user):
+    """Run the rollup job in the foreground; its progress shows live in Herald."""
+    import subprocess
+
+    from .config import ROOT
+    from .spark_jobs import rollup_command
+    config = current_app.config
+    command = rollup_command(archive or config["ARCHIVE_DIR"], out or config["ROLLUP_DIR"],
+                             user=user, master=master)
+    raise SystemExit(subprocess.call(command, cwd=ROOT))
+
+
 def init_app(app):
+    app.cli.add_command(spark)
     app.cli.add_command(users)
     app.cli.add_command(apikeys)
     app.cli.add_command(notify)

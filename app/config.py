@@ -68,6 +68,10 @@ class Config:
         self.SLOW_CLIENT_MAX_QUEUE = _int("SLOW_CLIENT_MAX_QUEUE", 1000)
         # Seconds a websocket may make no progress sending or receiving.
         self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
+        # The archiver's output (Spark's input) and the rollup job's output.
+        self.ARCHIVE_DIR = os.environ.get("ARCHIVE_DIR") or str(var_dir() / "archive")
+        self.ROLLUP_DIR = os.environ.get("ROLLUP_DIR") or str(var_dir() / "rollup")
+        self.SPARK_LOG_DIR = str(var_dir() / "spark")
         # Origins allowed to open a Socket.IO connection; empty = same origin only.
         self.SOCKETIO_ORIGINS = [o for o in os.environ.get("SOCKETIO_ORIGINS", "").split(",") if o]
         self.MAX_CONTENT_LENGTH = 64 * 1024

@@ -6,8 +6,9 @@
   and ``flask --app wsgi …`` in another shell all find by default.
 - The first time, an ``admin`` account whose password is printed once.
 - The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), and the
-  workers: the ZeroMQ bridge (ports 5557-5559, see workers/zmq_bridge.py);
-  with ``DEMO=1`` also a demo publisher.
+  workers: the ZeroMQ bridge (ports 5557-5559, see workers/zmq_bridge.py)
+  and the archiver (var/archive/, the Spark rollup's input); with ``DEMO=1``
+  also a demo publisher.
 - A child that dies is restarted with backoff. Ctrl-C (or SIGTERM) stops the
   children, then the private redis-server, and exits.
 """
@@ -171,7 +172,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
 
     children = [Child("web", [PY, "wsgi.py"], env),
-                Child("zmq bridge", [PY, "-m", "workers.zmq_bridge"], env)]
+                Child("zmq bridge", [PY, "-m", "workers.zmq_bridge"], env),
+                Child("archiver", [PY, "-m", "workers.archiver"], env)]
     if os.environ.get("DEMO") == "1":
         children.append(Child("demo publisher", [PY, "-m", "workers.demo"], env))
     try:

@@ -113,6 +113,11 @@ def test_make_run_stack(var):
         with Publisher(stack.bridge["BRIDGE_ROUTER"], confirmed=True) as publisher:
             bridged = publisher.publish("zmq.found", "through the bridge")
         assert private.xrange(STREAM, min=bridged, max=bridged)
+        # ... and the archiver, into var/archive.
+        archived = var / "archive"
+        wait_until(lambda: bridged.encode() in b"".join(
+            p.read_bytes() for p in archived.glob("date=*/notifications.jsonl")),
+            timeout=30, message="the archiver")
         kept = private.xlen(STREAM)
         private.close()
 

@@ -17,12 +17,9 @@ VENDOR = {
 }
 
 
-@bp.route("/")
-def dashboard():
-    user = session_user()
-    if user is None:
-        return redirect(url_for("auth.login"))
-    page = {
+def _page_config(user):
+    """What a page's scripts need: who, a token for the socket and REST, the CSRF token."""
+    return {
         "user": user["name"],
         "admin": user["admin"],
         "token": tokens.issue(current_app.config["SECRET_KEY"], user["name"]),
@@ -30,7 +27,25 @@ def dashboard():
         "csrfToken": generate_csrf(),
         "subscriptions": subscriptions.list_topics(extensions.redis(), user["name"]),
     }
-    return render_template("dashboard.html", user=user, page=page)
+
+
+@bp.route("/")
+def dashboard():
+    user = session_user()
+    if user is None:
+        return redirect(url_for("auth.login"))
+    return render_template("dashboard.html", user=user, page=_page_config(user))
+
+
+@bp.route("/jobs")
+def jobs():
+    """Admins: live progress of Spark jobs and the latest rollup."""
+    user = session_user()
+    if user is None:
+        return redirect(url_for("auth.login"))
+    if not user["admin"]:
+        abort(403)
+    return render_template("jobs.html", user=user, page=_page_config(user))
 
 
 @bp.route("/vendor/<name>")

@@ -50,6 +50,10 @@
     },
     readState: function () {
       return getJSON('/api/read-state');
+    },
+    // The latest Spark rollup's summary (admins).
+    rollup: function () {
+      return getJSON('/api/spark/rollup');
     }
   };
 })(window.herald = window.herald || {});

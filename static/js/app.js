@@ -1,18 +1,15 @@
 /*
- * Boots the dashboard: reads the page's configuration, builds the
- * collections and views, loads the recent history and the read state over
- * REST, then connects the socket from where that snapshot ended, so the
- * page goes live with no gap.
+ * The dashboard: the live feed, toasts, the unread badge, subscriptions and
+ * (for admins) the publish form.
  */
 (function (herald) {
   'use strict';
 
-  var SNAPSHOT = 200;  // notifications loaded on open; also the feed's length
+  var FEED_SIZE = 200;  // notifications kept in the feed; also the snapshot's size
 
   $(function () {
-    var config = JSON.parse(document.getElementById('herald-config').textContent);
-    herald.api.init(config);
-    var notifications = new herald.Notifications([], {limit: SNAPSHOT});
+    var config = herald.pageConfig();
+    var notifications = new herald.Notifications([], {limit: FEED_SIZE});
     var subscriptions = new herald.Subscriptions();
     subscriptions.mirror(config.subscriptions);
 
@@ -29,29 +26,10 @@
     herald.notifications = notifications;
     herald.subscriptions = subscriptions;
 
-    // Resolves with the snapshot's stream cursor ("0-0" for an empty history).
-    function loadSnapshot() {
-      return herald.api.snapshot(SNAPSHOT).then(function (reply) {
-        notifications.receiveAll(reply.notifications);
-        return reply.last_id || '0-0';
-      });
-    }
-
-    function syncReadState() {
-      return herald.api.readState().done(_.bind(notifications.applyRead, notifications));
-    }
-
-    // The server lost track of us (we were away longer than its history): reload.
-    herald.dispatcher.on('reset', function () {
-      loadSnapshot().done(function (cursor) { herald.dispatcher.trigger('cursor', cursor); });
-    });
-    // Reads made in other tabs while we were disconnected.
-    herald.dispatcher.on('connected', syncReadState);
-
-    syncReadState().always(function () {
-      loadSnapshot()
-        .done(function (cursor) { herald.socket = herald.connect(config, cursor); })
-        .fail(function () { herald.socket = herald.connect(config, null); });
+    herald.boot(config, {
+      snapshotSize: FEED_SIZE,
+      snapshot: _.bind(notifications.receiveAll, notifications),
+      readState: _.bind(notifications.applyRead, notifications)
     });
   });
 })(window.herald = window.herald || {});

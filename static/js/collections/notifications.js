@@ -18,7 +18,7 @@
       this.limit = (options && options.limit) || 200;
       this.upto = null;
       this.readIds = {};
-      this.listenTo(herald.dispatcher, 'notification', this.receive);
+      this.listenTo(herald.dispatcher, 'notification', function (envelope) { this.receive(envelope); });
       this.listenTo(herald.dispatcher, 'read', this.applyRead);
     },
 
@@ -31,15 +31,16 @@
       return Boolean(this.readIds[id]) || (this.upto !== null && herald.compareIds(id, this.upto) <= 0);
     },
 
-    receive: function (envelope) {
+    receive: function (envelope, options) {
       if (this.get(envelope.id)) return;
-      this.add(_.extend({}, envelope, {read: this.isRead(envelope.id)}));
+      this.add(_.extend({}, envelope, {read: this.isRead(envelope.id)}), options);
       if (this.length > this.limit) this.remove(this.last(this.length - this.limit));
     },
 
-    // Take in a list of envelopes (a REST snapshot), skipping those held.
+    // Take in a list of envelopes (a REST snapshot), skipping those held. Views
+    // see `options.snapshot` on these adds: history, not news (no toasts).
     receiveAll: function (envelopes) {
-      _.each(envelopes, this.receive, this);
+      _.each(envelopes, function (envelope) { this.receive(envelope, {snapshot: true}); }, this);
     },
 
     // The server's read state, whole or a change: {upto: id or null, ids: [...]}.

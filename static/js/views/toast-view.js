@@ -1,6 +1,7 @@
 /*
- * Toasts: a warning or worse also pops up for a few seconds (critical ones
- * stay until closed). At most `max` show at once; the oldest goes first.
+ * Toasts: a warning or worse that arrives live also pops up for a few
+ * seconds (critical ones stay until closed); history loaded with the page
+ * does not. At most `max` show at once; the oldest goes first.
  */
 (function (herald) {
   'use strict';
@@ -20,8 +21,8 @@
       this.listenTo(this.collection, 'add', this.show);
     },
 
-    show: function (model) {
-      if (!model.isAlarming()) return;
+    show: function (model, collection, options) {
+      if (!model.isAlarming() || (options && options.snapshot)) return;
       var toast = $('<div class="toast" role="alert">')
         .addClass('severity-' + model.get('severity'))
         .html(this.template(model.toJSON()));

@@ -1,0 +1,59 @@
+"""POST/GET /api/spark/rollup, the Jobs page, and `flask spark rollup`."""
+import json
+
+import pytest
+
+from app import create_app
+from app.auth import tokens
+from app.config import TestConfig
+from tests.spark.archive import generate
+from tests.support import sign_in
+
+
+@pytest.fixture
+def app(redis_server, redis, tmp_path):
+    return create_app(TestConfig(redis_server.url, ARCHIVE_DIR=str(tmp_path / "archive"),
+                                 ROLLUP_DIR=str(tmp_path / "rollup"),
+                                 SPARK_LOG_DIR=str(tmp_path / "spark")))
+
+
+def bearer(name):
+    return {"Authorization": f"Bearer {tokens.issue('test-secret-key', name)}"}
+
+
+def test_only_admins(client, user, admin):
+    assert client.post("/api/spark/rollup").status_code == 401
+    assert client.post("/api/spark/rollup", headers=bearer(user[0])).status_code == 403
+    assert client.get("/api/spark/rollup", headers=bearer(user[0])).status_code == 403
+    sign_in(client, *user)
+    assert client.get("/jobs").status_code == 403
+
+
+def test_latest_rollup(client, admin, tmp_path):
+    reply = client.get("/api/spark/rollup", headers=bearer(admin[0]))
+    assert reply.status_code == 404 and reply.get_json()["error"] == "no rollup has run yet"
+    (tmp_path / "rollup").mkdir()
+    (tmp_path / "rollup" / "summary.json").write_text(json.dumps({"rows_read": 3, "topics": []}))
+    reply = client.get("/api/spark/rollup", headers=bearer(admin[0]))
+    assert reply.status_code == 200 and reply.get_json()["rows_read"] == 3
+
+
+def test_launch_runs_the_job_in_a_process_of_its_own(app, client, admin, tmp_path, monkeypatch,
+                                                    redis_server):
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    generate(tmp_path / "archive", 500, days=1)
+    reply = client.post("/api/spark/rollup", headers=bearer(admin[0]))
+    assert reply.status_code == 202
+    correlation_id = reply.get_json()["correlation_id"]
+    process = app.extensions["herald.spark_runs"].processes[correlation_id]
+    assert process.wait(300) == 0
+    log = (tmp_path / "spark" / f"{correlation_id}.log").read_text()
+    assert "500 notifications read" in log
+    assert json.loads((tmp_path / "rollup" / "summary.json").read_text())["correlation_id"] == correlation_id
+
+
+def test_cli_spark_rollup_passes_the_jobs_exit_status(runner, tmp_path, monkeypatch, redis_server):
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    result = runner.invoke(args=["spark", "rollup", "--archive", str(tmp_path / "none"),
+                                 "--out", str(tmp_path / "out"), "--master", "local[1]"])
+    assert result.exit_code == 2

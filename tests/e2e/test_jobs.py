@@ -1,0 +1,62 @@
+"""The Jobs page in Chromium: a rollup launched from the button shows its progress live."""
+import subprocess
+
+import pytest
+from playwright.sync_api import expect
+
+from app import accounts
+from tests.e2e.conftest import sign_in
+from tests.spark.archive import generate
+from tests.support import wait_until
+
+RECORD = """() => {
+  window.percents = [];
+  herald.jobs.on('change:percent', function (job) { window.percents.push(job.get('percent')); });
+}"""
+
+
+def job_processes(correlation_id):
+    found = subprocess.run(["pgrep", "-f", correlation_id], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+@pytest.fixture
+def admin_on_jobs(live_server, redis, page):
+    accounts.create_user(redis, "root", "root-password", admin=True)
+    sign_in(page, live_server, "root", "root-password")
+    page.click("nav a:has-text('Jobs')")
+    page.wait_for_selector("#connection[data-state=connected]")
+    return page
+
+
+def test_progress_bar_appears_fills_and_shows_the_result(admin_on_jobs, tmp_path):
+    page = admin_on_jobs
+    generate(tmp_path / "archive", 150_000)  # the live server's VAR_DIR is tmp_path
+    expect(page.locator("#rollup .rollup-state")).to_contain_text("No rollup yet")
+    page.evaluate(RECORD)
+    page.click("#run-rollup")
+    expect(page.locator("#run-status")).to_contain_text("started spark-rollup-")
+    correlation_id = page.locator("#run-status").inner_text().split()[-1]
+    card = page.locator(f'#jobs li[data-id="{correlation_id}"]')
+    expect(card).to_have_attribute("data-status", "running", timeout=60_000)
+    expect(card).to_have_attribute("data-status", "succeeded", timeout=180_000)
+    expect(card.locator(".outcome")).to_contain_text("rows written")
+    assert card.locator(".progress").get_attribute("aria-valuenow") == "100"
+    percents = page.evaluate("window.percents")
+    assert percents == sorted(percents) and percents[-1] == 100
+    assert any(0 < p < 100 for p in percents), f"no progress seen between 0 and 100: {percents}"
+    expect(page.locator("#rollup .rollup-state")).to_contain_text("150,000 notifications")
+    assert page.locator("#rollup svg rect").count() > 0
+    expect(page.locator("#rollup tbody tr")).to_have_count(5)
+    wait_until(lambda: not job_processes(correlation_id), timeout=60, message="the job to exit")
+
+
+def test_a_failed_run_shows_its_error(admin_on_jobs):
+    page = admin_on_jobs  # no archive at all
+    page.click("#run-rollup")
+    expect(page.locator("#run-status")).to_contain_text("started spark-rollup-")
+    correlation_id = page.locator("#run-status").inner_text().split()[-1]
+    card = page.locator(f'#jobs li[data-id="{correlation_id}"]')
+    expect(card).to_have_attribute("data-status", "failed", timeout=180_000)
+    expect(card.locator(".outcome")).to_contain_text("ArchiveError: archive not found")
+    wait_until(lambda: not job_processes(correlation_id), timeout=60, message="the job to exit")

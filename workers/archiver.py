@@ -1,0 +1,158 @@
+"""The archiver: ``herald:stream`` into date-partitioned JSON Lines files, for ever.
+
+    python -m workers.archiver        # make run starts it; ARCHIVE_DIR, default var/archive
+
+Each notification becomes one line (the whole envelope, ``id`` first) in
+``ARCHIVE_DIR/date=YYYY-MM-DD/notifications.jsonl``, the date being the UTC
+day of its id. Redis trims its history; the archive keeps everything, for
+the Spark rollup job and anyone else.
+
+The archive is its own bookmark: on start the archiver reads the id on the
+last complete line of the newest file and goes on after it. Lines are
+written in id order and fsync'd before more are read, and a line torn by a
+crash is cut off on start, so nothing is written twice and nothing accepted
+is skipped. If Redis has already trimmed entries the archiver never saw, it
+says so in the log and goes on from the oldest one left.
+"""
+import logging
+import os
+import signal
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from app import history
+from app.bus import STREAM
+from app.config import redis_url, var_dir
+from app.notifications import id_key, with_id
+from app.redis_client import UNAVAILABLE, connect
+
+log = logging.getLogger("herald.archiver")
+
+FILE_NAME = "notifications.jsonl"
+READ_COUNT = 1000
+BLOCK_MS = 1000
+BACKOFF_FIRST, BACKOFF_MAX = 0.1, 2.0
+
+
+def archive_dir():
+    return Path(os.environ.get("ARCHIVE_DIR") or var_dir() / "archive")
+
+
+def day_of(entry_id):
+    """The UTC date (YYYY-MM-DD) of a stream id's milliseconds."""
+    ms, _ = id_key(entry_id)
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
+
+
+def _last_line_id(path):
+    """The id on the last complete line of ``path``, cutting off a torn last line."""
+    with open(path, "rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return None
+        block = min(size, 128 * 1024)
+        while True:
+            handle.seek(size - block)
+            tail = handle.read(block)
+            end = tail.rfind(b"\n")
+            if end == -1 and block < size:
+                block = min(size, block * 2)
+                continue
+            break
+        if end != len(tail) - 1:  # a line torn by a crash: drop it
+            keep = size - block + end + 1
+            log.warning("cutting a torn line off the end of %s", path)
+            handle.truncate(keep)
+            if end == -1:
+                return None
+        start = tail.rfind(b"\n", 0, end) + 1
+        line = tail[start:end]
+    if not line.startswith(b'{"id":"'):
+        raise SystemExit(f"archiver: the last line of {path} is not an archived notification")
+    return line[7:line.index(b'"', 7)].decode()
+
+
+def resume_position(folder):
+    """The id of the newest archived notification, or None for an empty archive."""
+    days = sorted(p for p in folder.glob("date=*") if (p / FILE_NAME).is_file())
+    for day in reversed(days):
+        last = _last_line_id(day / FILE_NAME)
+        if last:
+            return last
+    return None
+
+
+def write(folder, entries):
+    """Append stream entries to their days' files, fsync'd; returns the last id written."""
+    by_day = defaultdict(list)
+    for entry_id, fields in entries:
+        by_day[day_of(entry_id)].append(with_id(fields[b"envelope"], entry_id) + b"\n")
+    for day, lines in by_day.items():
+        target = folder / f"date={day}"
+        target.mkdir(parents=True, exist_ok=True)
+        with open(target / FILE_NAME, "ab") as handle:
+            handle.write(b"".join(lines))
+            handle.flush()
+            os.fsync(handle.fileno())
+    return entries[-1][0].decode()
+
+
+class Archiver:
+    """Follows the stream from the archive's own last id."""
+
+    def __init__(self, client, folder):
+        self.client = client
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.position = resume_position(folder)
+        self.written = 0
+        self.gap_checked = False
+
+    def run(self, running):
+        backoff, down = BACKOFF_FIRST, False
+        log.info("archiving into %s from %s", self.folder, self.position or "the beginning")
+        while running():
+            try:
+                self._check_gap()
+                replies = self.client.xread({STREAM: self.position or "0-0"},
+                                            count=READ_COUNT, block=BLOCK_MS)
+                if down:
+                    log.info("Redis is back")
+                down, backoff = False, BACKOFF_FIRST
+                for _stream, entries in replies:
+                    if entries:
+                        self.position = write(self.folder, entries)
+                        self.written += len(entries)
+            except UNAVAILABLE as exc:
+                if not down:
+                    log.warning("Redis is unreachable (%s); retrying with backoff", exc)
+                down = True
+                time.sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX)
+
+    def _check_gap(self):
+        """Once per connection: say so if entries we never archived were trimmed away."""
+        if self.gap_checked or self.position is None:
+            return
+        self.gap_checked = True
+        if history.missed_history(self.client, self.position):
+            log.warning("Redis trimmed notifications after %s before they were archived; "
+                        "going on from the oldest one left", self.position)
+
+
+def main():
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    running = [True]
+    signal.signal(signal.SIGTERM, lambda *_: running.clear())
+    signal.signal(signal.SIGINT, lambda *_: running.clear())
+    # Reads block for up to BLOCK_MS, so the read timeout must be longer than that.
+    archiver = Archiver(connect(redis_url(), socket_timeout=BLOCK_MS / 1000 + 5), archive_dir())
+    archiver.run(lambda: bool(running))
+    log.info("stopped after archiving %d notifications", archiver.written)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Spark jobs; each exposes ``main(spark, args)`` and runs under spark-submit or ``python -m``."""
