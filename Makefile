@@ -21,6 +21,7 @@ bench: setup-test
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
 	@$(PY) bench/bridge.py
+	@$(PY) bench/spark_rollup.py
 
 clean:
 	rm -rf .venv node_modules .pytest_cache

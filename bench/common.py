@@ -34,13 +34,13 @@ OBSERVER = """() => {
 
 
 @contextlib.contextmanager
-def stack(topics=("bench",), **server_env):
+def stack(topics=("bench",), admin=False, **server_env):
     """A redis-server, a user `bench` subscribed to ``topics``, an API key and a web server."""
     folder = Path(tempfile.mkdtemp(prefix="herald-bench-"))
     redis_server = RedisServer(folder)
     redis_server.start()
     client = redis_server.client()
-    accounts.create_user(client, "bench", "bench-password")
+    accounts.create_user(client, "bench", "bench-password", admin=admin)
     subscriptions.add(client, "bench", list(topics), limit=10)
     key = accounts.create_api_key(client, "bench")
     server = LiveServer(redis_server.url, folder, **server_env)

@@ -61,9 +61,10 @@ def read_archive(spark, archive):
     folder = Path(archive)
     if not folder.is_dir():
         raise ArchiveError(f"archive not found: {folder} is not a folder")
-    if not any(folder.glob("date=*/*.jsonl")):
+    files = sorted(str(path) for path in folder.glob("date=*/*.jsonl"))
+    if not files:
         raise ArchiveError(f"archive is empty: no date=*/*.jsonl files under {folder}")
-    return spark.read.schema(ARCHIVE_SCHEMA).json(str(folder / "date=*" / "*.jsonl"))
+    return spark.read.schema(ARCHIVE_SCHEMA).json(files)
 
 
 def summarise(counts, topics):
@@ -79,26 +80,31 @@ def summarise(counts, topics):
             "volume": [row.asDict() for row in volume]}
 
 
+def rollup(spark, archive, out):
+    """Read, transform, write; returns {"rows_read", "rows_written", "output_path"}."""
+    out = Path(out)
+    notifications = read_archive(spark, archive).cache()
+    rows_read = notifications.count()
+    if rows_read == 0:
+        raise ArchiveError(f"archive is unreadable: no notifications in {archive}")
+    counts, topics = transform(notifications)
+    counts.write.mode("overwrite").parquet(str(out / "counts"))
+    topics.write.mode("overwrite").parquet(str(out / "topics"))
+    summary = summarise(counts, topics)
+    summary["rows_read"] = rows_read
+    written = spark.read.parquet(str(out / "counts")).count() + len(summary["topics"])
+    notifications.unpersist()
+    out.mkdir(parents=True, exist_ok=True)
+    return {"rows_read": rows_read, "rows_written": written, "output_path": str(out)}, summary
+
+
 def main(spark, args):
-    """Run the rollup; returns {"rows_read", "rows_written", "output_path"}."""
-    out = Path(args.out)
+    """The rollup, reported live to Herald; returns {"rows_read", "rows_written", "output_path"}."""
     with SparkJobNotifier("rollup", spark, user=args.user, correlation_id=args.correlation_id,
                           interval=args.progress_interval) as run:
-        notifications = read_archive(spark, args.archive).cache()
-        rows_read = notifications.count()
-        if rows_read == 0:
-            raise ArchiveError(f"archive is unreadable: no notifications in {args.archive}")
-        counts, topics = transform(notifications)
-        counts.write.mode("overwrite").parquet(str(out / "counts"))
-        topics.write.mode("overwrite").parquet(str(out / "topics"))
-        summary = summarise(counts, topics)
-        summary["rows_read"] = rows_read
+        outcome, summary = rollup(spark, args.archive, args.out)
         summary["correlation_id"] = run.correlation_id
-        written = spark.read.parquet(str(out / "counts")).count() + len(summary["topics"])
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(summary, indent=1))
-        notifications.unpersist()
-        outcome = {"rows_read": rows_read, "rows_written": written, "output_path": str(out)}
+        (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=1))
         run.result(**outcome)
     return outcome
 
