@@ -17,6 +17,7 @@ from .redis_client import UNAVAILABLE
 users = AppGroup("users", help="Manage user accounts.")
 apikeys = AppGroup("apikeys", help="Manage publisher API keys.")
 spark = AppGroup("spark", help="Run Spark jobs.")
+digest = AppGroup("digest", help="Email digests.")
 
 
 def _redis():
@@ -101,7 +102,73 @@ def spark_rollup(archive, out, master, user):
     raise SystemExit(subprocess.call(command, cwd=ROOT))
 
 
+@digest.command("list")
+def digest_list():
+    """Every digest subscription, with its owner and schedule."""
+    from .digests import store
+    records = store.list_all(_redis())
+    if not records:
+        click.echo("no digest subscriptions")
+    for r in records:
+        state = "enabled" if r["enabled"] else "paused"
+        click.echo(f"{r['id']}  {r['owner']:<12} {r['email']:<28} {','.join(r['topics']):<24} "
+                   f"{r['min_severity']:<8} {r['schedule']} {r['timezone']}  {state}"
+                   f"{'  critical-now' if r['critical_now'] else ''}")
+
+
+def _digest(digest_id):
+    from .digests import store
+    record = store.get(_redis(), digest_id)
+    if record is None:
+        _fail(f"no digest subscription {digest_id!r} (see `digest list`)")
+    return record
+
+
+@digest.command("preview")
+@click.argument("digest_id")
+def digest_preview(digest_id):
+    """Print the digest DIGEST_ID would get now (its plain-text part)."""
+    from workers.digest import base_url
+
+    from .digests import render
+    record = _digest(digest_id)
+    message, window, _ = render.preview(_redis(), record, base_url())
+    if message is None:
+        click.echo(f"nothing collected yet for {digest_id}; next due "
+                   f"{render.time.strftime('%Y-%m-%d %H:%M UTC', render.time.gmtime(window))}")
+        return
+    click.echo(f"Subject: {message['Subject']}\nTo: {message['To']}\n")
+    click.echo(render.parts(message)[0])
+
+
+@digest.command("send-now")
+@click.argument("digest_id")
+def digest_send_now(digest_id):
+    """Send DIGEST_ID's collected notifications now (needs SMTP_URL); the next window starts."""
+    from workers.digest import base_url
+    from workers.mail.send import Sender
+    from workers.mail.smtp import ERRORS, Smtp, SmtpUrlError
+
+    from .digests import windows
+    record = _digest(digest_id)
+    try:
+        smtp = Smtp.from_env()
+    except SmtpUrlError as exc:
+        _fail(str(exc))
+    if smtp is None:
+        _fail("SMTP_URL is not set")
+    sender = Sender(_redis(), smtp, base_url())
+    open_windows = [float(w) for w in _redis().zrange(windows.windows_key(digest_id), 0, -1)]
+    try:
+        sent = sum(sender.send_window(record, window) for window in open_windows)
+    except ERRORS as exc:
+        _fail(f"SMTP failed: {exc}; nothing was lost, the digest stays queued")
+    click.echo(f"sent {sent} digest email(s) to {record['email']}" if sent else
+               "nothing collected yet; nothing sent")
+
+
 def init_app(app):
+    app.cli.add_command(digest)
     app.cli.add_command(spark)
     app.cli.add_command(users)
     app.cli.add_command(apikeys)

@@ -1,0 +1,103 @@
+"""``/api/digests``: an admin's email digest subscriptions (session or Bearer token).
+
+    GET    /api/digests               -> {"digests": [...]}     (the caller's own)
+    POST   /api/digests               -> 201 the new one        400 naming the field
+    GET    /api/digests/<id>          -> the one                 404 when not the caller's
+    PATCH  /api/digests/<id>          -> the changed one
+    DELETE /api/digests/<id>          -> 204
+    GET    /api/digests/<id>/preview  -> {"subject", "text", "html", "total", "window"}
+"""
+import os
+
+from flask import jsonify, request
+
+from .. import extensions
+from ..auth.guards import identify
+from ..digests import render, store
+from . import bp
+
+FIELDS = ("id", "email", "topics", "min_severity", "schedule", "timezone", "enabled",
+          "critical_now", "created")
+
+
+def _admin():
+    who = identify()
+    if who.kind == "apikey" or not who.admin:
+        return who, (jsonify(error="only admins have email digests"), 403)
+    if who.kind == "session" and request.method not in ("GET", "HEAD"):
+        extensions.csrf.protect()
+    return who, None
+
+
+def _public(record):
+    return {k: record[k] for k in FIELDS}
+
+
+def _not_found():
+    return jsonify(error="no such digest subscription"), 404
+
+
+@bp.get("/api/digests")
+def list_digests():
+    who, refusal = _admin()
+    return refusal or jsonify(digests=[_public(r) for r in store.list_all(extensions.redis(), who.name)])
+
+
+@bp.post("/api/digests")
+def create_digest():
+    who, refusal = _admin()
+    if refusal:
+        return refusal
+    try:
+        record = store.create(extensions.redis(), who.name, request.get_json(silent=True))
+    except store.DigestError as exc:
+        return jsonify(error=str(exc)), 400
+    return jsonify(_public(record)), 201
+
+
+@bp.get("/api/digests/<digest_id>")
+def get_digest(digest_id):
+    who, refusal = _admin()
+    if refusal:
+        return refusal
+    record = store.get(extensions.redis(), digest_id, who.name)
+    return jsonify(_public(record)) if record else _not_found()
+
+
+@bp.patch("/api/digests/<digest_id>")
+def update_digest(digest_id):
+    who, refusal = _admin()
+    if refusal:
+        return refusal
+    try:
+        record = store.update(extensions.redis(), digest_id, who.name, request.get_json(silent=True))
+    except store.DigestError as exc:
+        return jsonify(error=str(exc)), 400
+    return jsonify(_public(record)) if record else _not_found()
+
+
+@bp.delete("/api/digests/<digest_id>")
+def delete_digest(digest_id):
+    who, refusal = _admin()
+    if refusal:
+        return refusal
+    return ("", 204) if store.delete(extensions.redis(), digest_id, who.name) else _not_found()
+
+
+@bp.get("/api/digests/<digest_id>/preview")
+def preview_digest(digest_id):
+    who, refusal = _admin()
+    if refusal:
+        return refusal
+    record = store.get(extensions.redis(), digest_id, who.name)
+    if record is None:
+        return _not_found()
+    message, window, total = render.preview(extensions.redis(), record, dashboard_url())
+    if message is None:
+        return jsonify(subject=None, text=None, html=None, total=0, window=window)
+    text, html = render.parts(message)
+    return jsonify(subject=message["Subject"], text=text, html=html, total=total, window=window)
+
+
+def dashboard_url():
+    return os.environ.get("HERALD_URL") or request.host_url

@@ -1,0 +1,192 @@
+"""Digest subscriptions: who gets which email, when. Kept in Redis.
+
+A subscription is the hash ``herald:digest:<id>`` (fields below, lists as
+JSON) in the set ``herald:digests``; it belongs to the admin who made it
+(``owner``), and only its owner reads, changes or deletes it. Its fields:
+
+- ``email``: where to send (validated);
+- ``topics``: topic prefixes (``*`` for all);
+- ``min_severity``: the least severe notification it collects;
+- ``schedule`` and ``timezone``: see schedule.py;
+- ``enabled``: false pauses it (nothing collected, nothing sent);
+- ``critical_now``: a critical notification is emailed on its own at once,
+  and not repeated in the digest.
+"""
+import re
+import secrets
+import time
+
+import orjson
+import redis
+
+from ..notifications import (SEVERITIES, SEVERITY_RANK, EnvelopeError, check_topic_prefix,
+                             topic_matches)
+from .schedule import Schedule, ScheduleError, check
+
+DIGESTS = "herald:digests"
+GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream
+CHANGED = "herald:digests:changed"  # bumped on every change, so workers reload
+FIELDS = ("email", "topics", "min_severity", "schedule", "timezone", "enabled", "critical_now")
+EMAIL_RE = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\".]+\Z")
+DEFAULTS = {"min_severity": "info", "schedule": "daily@08:00", "timezone": "UTC",
+            "enabled": True, "critical_now": False}
+
+
+class DigestError(ValueError):
+    """A digest subscription broke a rule; the message names the field."""
+
+
+def key(digest_id):
+    return f"herald:digest:{digest_id}"
+
+
+def validate(data, partial=False):
+    """The known fields of ``data``, checked; with ``partial`` only those given."""
+    if not isinstance(data, dict):
+        raise DigestError("body: must be a JSON object")
+    unknown = set(data) - set(FIELDS)
+    if unknown:
+        raise DigestError(f"{sorted(unknown)[0]}: is not a known field")
+    clean = {} if partial else dict(DEFAULTS)
+    clean.update({k: v for k, v in data.items() if k in FIELDS})
+    if not partial:
+        for required in ("email", "topics"):
+            if required not in data:
+                raise DigestError(f"{required}: is required")
+    if "email" in clean:
+        email = clean["email"]
+        if not isinstance(email, str) or len(email) > 254 or not EMAIL_RE.match(email):
+            raise DigestError("email: must be an email address like ops@example.com")
+    if "topics" in clean:
+        topics = clean["topics"]
+        if not isinstance(topics, list) or not 1 <= len(topics) <= 50:
+            raise DigestError("topics: must be a list of 1-50 topic prefixes")
+        for index, topic in enumerate(topics):
+            try:
+                check_topic_prefix(topic)
+            except EnvelopeError as exc:
+                raise DigestError(f"topics[{index}]: {exc.rule}") from None
+        clean["topics"] = list(dict.fromkeys(topics))
+    if "min_severity" in clean and clean["min_severity"] not in SEVERITIES:
+        raise DigestError("min_severity: must be one of " + ", ".join(SEVERITIES))
+    for flag in ("enabled", "critical_now"):
+        if flag in clean and not isinstance(clean[flag], bool):
+            raise DigestError(f"{flag}: must be true or false")
+    return clean
+
+
+def _check_schedule(record):
+    try:
+        check(record["schedule"], record["timezone"])
+    except ScheduleError as exc:
+        raise DigestError(str(exc)) from None
+
+
+def _encode(record):
+    return {k: orjson.dumps(v) for k, v in record.items()}
+
+
+def _decode(digest_id, raw):
+    record = {k.decode(): orjson.loads(v) for k, v in raw.items()}
+    record["id"] = digest_id
+    return record
+
+
+def ensure_group(client):
+    """Create the digest worker's consumer group (from now on), unless it exists.
+
+    Called when a subscription is made too, so that what is published after
+    it is collected even if the worker has not started yet.
+    """
+    from ..bus import STREAM
+    try:
+        client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
+    except redis.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+def create(client, owner, data):
+    clean = validate(data)
+    _check_schedule(clean)
+    ensure_group(client)
+    digest_id = secrets.token_hex(6)
+    record = dict(clean, owner=owner, created=int(time.time()))
+    with client.pipeline() as pipe:
+        pipe.hset(key(digest_id), mapping=_encode(record))
+        pipe.sadd(DIGESTS, digest_id)
+        pipe.incr(CHANGED)
+        pipe.execute()
+    return get(client, digest_id)
+
+
+def get(client, digest_id, owner=None):
+    """The subscription, or None (also when ``owner`` is given and is not its owner)."""
+    if not isinstance(digest_id, str) or not re.fullmatch(r"[0-9a-f]{12}", digest_id):
+        return None
+    raw = client.hgetall(key(digest_id))
+    if not raw:
+        return None
+    record = _decode(digest_id, raw)
+    if owner is not None and record["owner"] != owner:
+        return None
+    return record
+
+
+def list_all(client, owner=None):
+    """Every subscription (of ``owner``, if given), oldest first."""
+    ids = sorted(i.decode() for i in client.smembers(DIGESTS))
+    with client.pipeline(transaction=False) as pipe:
+        for digest_id in ids:
+            pipe.hgetall(key(digest_id))
+        raws = pipe.execute()
+    records = [_decode(i, raw) for i, raw in zip(ids, raws) if raw]
+    records = [r for r in records if owner is None or r["owner"] == owner]
+    return sorted(records, key=lambda r: (r["created"], r["id"]))
+
+
+def update(client, digest_id, owner, data):
+    record = get(client, digest_id, owner)
+    if record is None:
+        return None
+    changes = validate(data, partial=True)
+    merged = dict(record, **changes)
+    _check_schedule(merged)
+    with client.pipeline() as pipe:
+        pipe.hset(key(digest_id), mapping=_encode(changes))
+        pipe.incr(CHANGED)
+        pipe.execute()
+    return get(client, digest_id)
+
+
+def delete(client, digest_id, owner):
+    if get(client, digest_id, owner) is None:
+        return False
+    windows = [w.decode() for w in client.zrange(f"{key(digest_id)}:windows", 0, -1)]
+    with client.pipeline() as pipe:
+        pipe.delete(key(digest_id), f"{key(digest_id)}:windows", f"{key(digest_id)}:closed")
+        for window in windows:
+            pipe.delete(f"{key(digest_id)}:w:{window}:counts", f"{key(digest_id)}:w:{window}:items")
+        pipe.srem(DIGESTS, digest_id)
+        pipe.incr(CHANGED)
+        pipe.execute()
+    return True
+
+
+def wants(record, envelope):
+    """True when the enabled subscription ``record`` collects ``envelope``.
+
+    A private notification goes only to its owner's own subscriptions.
+    """
+    if not record["enabled"]:
+        return False
+    owner = envelope.get("user")
+    if owner and owner != record["owner"]:
+        return False
+    if SEVERITY_RANK[envelope.get("severity", "info")] < SEVERITY_RANK[record["min_severity"]]:
+        return False
+    return any(topic_matches(prefix, envelope["topic"]) for prefix in record["topics"])
+
+
+def schedule_of(record):
+    return Schedule(record["schedule"], record["timezone"])

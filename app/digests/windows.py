@@ -1,0 +1,78 @@
+"""Digest windows in Redis: what one subscription has collected for one due time.
+
+For subscription S and window W (its due time, UNIX seconds):
+
+- ``herald:digest:S:w:W:counts``: a hash "topic<TAB>severity" -> count;
+- ``herald:digest:S:w:W:items``: the KEEP_ITEMS most severe, then latest,
+  envelopes (a sorted set scored by severity, then time);
+- ``herald:digest:S:windows``: the windows of S that hold something;
+- ``herald:digest:S:closed``: the due time of the last window closed; a
+  notification never goes into a closed window, only the next one.
+
+``herald:digest:outbox`` lists critical notifications to email at once;
+``herald:digest:sent:<key>`` marks each email sent (its idempotency key).
+"""
+import orjson
+
+from ..notifications import SEVERITY_RANK, id_key
+from .store import key
+
+KEEP_ITEMS = 50
+OUTBOX = "herald:digest:outbox"
+SENT_TTL = 30 * 86400
+
+
+def windows_key(digest_id):
+    return f"{key(digest_id)}:windows"
+
+
+def closed_key(digest_id):
+    return f"{key(digest_id)}:closed"
+
+
+def counts_key(digest_id, window):
+    return f"{key(digest_id)}:w:{int(window)}:counts"
+
+
+def items_key(digest_id, window):
+    return f"{key(digest_id)}:w:{int(window)}:items"
+
+
+def sent_key(idempotency_key):
+    return f"herald:digest:sent:{idempotency_key}"
+
+
+def digest_key(digest_id, window):
+    """The idempotency key of subscription ``digest_id``'s digest for window ``window``."""
+    return f"digest-{digest_id}-{int(window)}"
+
+
+def critical_key(digest_id, envelope):
+    return f"critical-{digest_id}-{envelope['id']}"
+
+
+def item_score(envelope):
+    """Most severe first, then latest: severity rank, then the id's milliseconds."""
+    return SEVERITY_RANK[envelope.get("severity", "info")] * 1e13 + id_key(envelope["id"])[0]
+
+
+def add(pipe, digest_id, window, envelope):
+    """Queue on ``pipe`` (in MULTI) the commands that put ``envelope`` in a window."""
+    severity = envelope.get("severity", "info")
+    pipe.hincrby(counts_key(digest_id, window), f"{envelope['topic']}\t{severity}", 1)
+    pipe.zadd(items_key(digest_id, window), {orjson.dumps(envelope): item_score(envelope)})
+    pipe.zremrangebyrank(items_key(digest_id, window), 0, -KEEP_ITEMS - 1)
+    pipe.zadd(windows_key(digest_id), {str(int(window)): window})
+
+
+def read(client, digest_id, window):
+    """(counts {(topic, severity): n}, items [envelope, most severe then latest], total)."""
+    raw = client.hgetall(counts_key(digest_id, window))
+    counts = {tuple(k.decode().split("\t", 1)): int(v) for k, v in raw.items()}
+    items = [orjson.loads(m) for m in client.zrevrange(items_key(digest_id, window), 0, -1)]
+    return counts, items, sum(counts.values())
+
+
+def closed_upto(client, digest_id):
+    value = client.get(closed_key(digest_id))
+    return float(value) if value else 0.0
