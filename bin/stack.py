@@ -7,8 +7,8 @@
 - The first time, an ``admin`` account whose password is printed once.
 - The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), and the
   workers: the ZeroMQ bridge (ports 5557-5559, see workers/zmq_bridge.py)
-  and the archiver (var/archive/, the Spark rollup's input); with ``DEMO=1``
-  also a demo publisher.
+  the archiver (var/archive/, the Spark rollup's input) and the digest
+  worker (emails through ``SMTP_URL``); with ``DEMO=1`` also a demo publisher.
 - A child that dies is restarted with backoff. Ctrl-C (or SIGTERM) stops the
   children, then the private redis-server, and exits.
 """
@@ -173,7 +173,8 @@ def main():
 
     children = [Child("web", [PY, "wsgi.py"], env),
                 Child("zmq bridge", [PY, "-m", "workers.zmq_bridge"], env),
-                Child("archiver", [PY, "-m", "workers.archiver"], env)]
+                Child("archiver", [PY, "-m", "workers.archiver"], env),
+                Child("digest worker", [PY, "-m", "workers.digest"], env)]
     if os.environ.get("DEMO") == "1":
         children.append(Child("demo publisher", [PY, "-m", "workers.demo"], env))
     try:

@@ -6,6 +6,7 @@
 - ``app`` / ``client`` / ``runner``: the Flask app on that Redis.
 - ``live_server``: ``python wsgi.py`` in a process of its own (gevent,
   Socket.IO, relay), as in production; stopped by the test that started it.
+- ``smtp_server``: aiosmtpd on a free port; ``.messages`` are the emails it took;
 - ``browser`` / ``page``: headless Debian Chromium driven by Playwright
   (see tests/e2e/conftest.py).
 """
@@ -19,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from app import accounts, create_app  # noqa: E402
 from app.config import TestConfig  # noqa: E402
-from tests.support import LiveServer, RedisServer  # noqa: E402
+from tests.support import LiveServer, RedisServer, SmtpServer  # noqa: E402
 
 ADMIN = ("ada", "ada-password")
 USER = ("bob", "bob-password")
@@ -76,6 +77,15 @@ def api_key(redis):
 @pytest.fixture
 def live_server(redis_server, redis, tmp_path):
     server = LiveServer(redis_server.url, tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def smtp_server():
+    """A real SMTP server (aiosmtpd) on a free loopback port, keeping what it accepts."""
+    server = SmtpServer()
     server.start()
     yield server
     server.stop()

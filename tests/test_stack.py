@@ -83,8 +83,8 @@ def var(tmp_path):
     return tmp_path / "var"
 
 
-def test_make_run_stack(var):
-    stack = Stack(var, DEMO="1", DEMO_INTERVAL="0.2")
+def test_make_run_stack(var, smtp_server):
+    stack = Stack(var, DEMO="1", DEMO_INTERVAL="0.2", SMTP_URL=smtp_server.url)
     try:
         stack.wait_ready()
         out = stack.output()
@@ -118,6 +118,18 @@ def test_make_run_stack(var):
         wait_until(lambda: bridged.encode() in b"".join(
             p.read_bytes() for p in archived.glob("date=*/notifications.jsonl")),
             timeout=30, message="the archiver")
+
+        # ... and the digest worker, to a real SMTP server: a critical one goes at once.
+        token = reply.json()["token"]
+        made = requests.post(stack.url + "/api/digests", timeout=5,
+                             headers={"Authorization": f"Bearer {token}"},
+                             json={"email": "admin@example.com", "topics": ["alarm"],
+                                   "critical_now": True})
+        assert made.status_code == 201, made.text
+        with Publisher(stack.bridge["BRIDGE_ROUTER"], confirmed=True) as publisher:
+            publisher.publish("alarm.fire", "Fire in the server room", severity="critical")
+        wait_until(lambda: smtp_server.messages, timeout=30, message="the critical email")
+        assert smtp_server.messages[0]["Subject"] == "[critical] Fire in the server room"
         kept = private.xlen(STREAM)
         private.close()
 

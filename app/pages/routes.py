@@ -37,15 +37,25 @@ def dashboard():
     return render_template("dashboard.html", user=user, page=_page_config(user))
 
 
-@bp.route("/jobs")
-def jobs():
-    """Admins: live progress of Spark jobs and the latest rollup."""
+def _admin_page(template):
     user = session_user()
     if user is None:
         return redirect(url_for("auth.login"))
     if not user["admin"]:
         abort(403)
-    return render_template("jobs.html", user=user, page=_page_config(user))
+    return render_template(template, user=user, page=_page_config(user))
+
+
+@bp.route("/jobs")
+def jobs():
+    """Admins: live progress of Spark jobs and the latest rollup."""
+    return _admin_page("jobs.html")
+
+
+@bp.route("/digests")
+def digests():
+    """Admins: their email digest subscriptions."""
+    return _admin_page("digests.html")
 
 
 @bp.route("/vendor/<name>")

@@ -48,13 +48,20 @@ class Collector:
         return self.records
 
     def step(self, block_ms=500):
-        """Read and collect one batch; returns how many entries it handled."""
-        start = ">" if self.backlog_done else "0"
-        replies = self.client.xreadgroup(GROUP, CONSUMER, {STREAM: start}, count=READ_COUNT,
-                                         block=block_ms if self.backlog_done else None)
-        entries = replies[0][1] if replies else []
-        if not self.backlog_done and not entries:
-            self.backlog_done = True
+        """Read and collect one batch; returns how many entries it handled.
+
+        After a start, our own pending entries (read before a crash, never
+        acknowledged) come first; then new ones, waiting up to ``block_ms``.
+        """
+        entries = []
+        if not self.backlog_done:
+            replies = self.client.xreadgroup(GROUP, CONSUMER, {STREAM: "0"}, count=READ_COUNT)
+            entries = replies[0][1] if replies else []
+            self.backlog_done = not entries
+        if self.backlog_done:
+            replies = self.client.xreadgroup(GROUP, CONSUMER, {STREAM: ">"}, count=READ_COUNT,
+                                             block=block_ms)
+            entries = replies[0][1] if replies else []
         for entry_id, fields in entries:
             self.collect(entry_id, fields)
         return len(entries)

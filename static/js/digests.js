@@ -1,0 +1,19 @@
+/*
+ * The Digests page (admins): their email digest subscriptions.
+ */
+(function (herald) {
+  'use strict';
+
+  $(function () {
+    var config = herald.pageConfig();
+    $.ajaxSetup({headers: {'X-CSRFToken': config.csrfToken}});
+    var digests = new herald.Digests();
+    herald.digests = digests;
+    herald.views = {
+      connection: new herald.ConnectionView({el: '#connection'}),
+      page: new herald.DigestsPageView({el: 'main', collection: digests})
+    };
+    digests.fetch();
+    herald.boot(config, {snapshotSize: 1, snapshot: function () {}});
+  });
+})(window.herald = window.herald || {});
