@@ -174,6 +174,21 @@ def check_topic_prefix(prefix):
             "topic", "must be '*' or dot-separated segments of [a-z0-9_-], 1-200 characters")
 
 
+def check_topic_list(topics, most, least=0):
+    """Check a list of subscription prefixes; returns it without repeats, in order.
+
+    Raises EnvelopeError with the field ``topics`` or ``topics[i]``.
+    """
+    if not isinstance(topics, list) or not least <= len(topics) <= most:
+        raise EnvelopeError("topics", f"must be a list of {least}-{most} topic prefixes")
+    for index, topic in enumerate(topics):
+        try:
+            check_topic_prefix(topic)
+        except EnvelopeError as exc:
+            raise EnvelopeError(f"topics[{index}]", exc.rule) from None
+    return list(dict.fromkeys(topics))
+
+
 def topic_matches(prefix, topic):
     """True when the subscription ``prefix`` covers ``topic`` (segment-wise)."""
     if prefix == WILDCARD or prefix == topic:

@@ -7,7 +7,7 @@ moves that user's connections into or out of the matching rooms.
 import orjson
 
 from .bus import CONTROL
-from .notifications import EnvelopeError, check_topic_prefix
+from .notifications import EnvelopeError, check_topic_list
 
 
 class SubscriptionError(ValueError):
@@ -22,15 +22,10 @@ def parse_topics(payload):
     """The topic list of a ``{"topics": [...]}`` payload, checked, in given order."""
     if not isinstance(payload, dict) or not isinstance(payload.get("topics"), list):
         raise SubscriptionError('payload: must be {"topics": [prefix, ...]}')
-    topics = payload["topics"]
-    if len(topics) > 100:
-        raise SubscriptionError("topics: at most 100 per request")
-    for index, topic in enumerate(topics):
-        try:
-            check_topic_prefix(topic)
-        except EnvelopeError as exc:
-            raise SubscriptionError(f"topics[{index}]: {exc.rule}") from None
-    return list(dict.fromkeys(topics))
+    try:
+        return check_topic_list(payload["topics"], most=100)
+    except EnvelopeError as exc:
+        raise SubscriptionError(str(exc)) from None
 
 
 def list_topics(client, user):

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import accounts, subscriptions  # noqa: E402
+from app import accounts, processes, subscriptions  # noqa: E402
 from app.config import private_redis_socket, var_dir  # noqa: E402
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
 
@@ -85,13 +85,7 @@ class PrivateRedis:
         say(f"private redis-server started (data in {folder})")
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()  # redis-server flushes its append-only file on SIGTERM
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        processes.stop(self.process)  # redis-server flushes its append-only file on SIGTERM
 
 
 class Child:

@@ -23,6 +23,7 @@ import socketio
 import websocket
 from aiosmtpd.controller import Controller
 
+from app import processes
 from app.redis_client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,9 +75,7 @@ class RedisServer:
             self.process.wait(10)
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
+        processes.stop(self.process)
 
 
 def _pings(client):
@@ -121,13 +120,7 @@ class LiveServer:
             self.log.close()
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        processes.stop(self.process)
         if getattr(self, "log", None):
             self.log.close()
 
@@ -223,13 +216,7 @@ class Bridge:
         return ast.literal_eval(line.split("stopped; ", 1)[1])
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        processes.stop(self.process, 15)
         if getattr(self, "log", None):
             self.log.close()
 

@@ -19,7 +19,7 @@ import time
 import orjson
 import redis
 
-from ..notifications import (SEVERITIES, SEVERITY_RANK, EnvelopeError, check_topic_prefix,
+from ..notifications import (SEVERITIES, SEVERITY_RANK, EnvelopeError, check_topic_list,
                              topic_matches)
 from .schedule import Schedule, ScheduleError, check
 
@@ -58,15 +58,10 @@ def validate(data, partial=False):
         if not isinstance(email, str) or len(email) > 254 or not EMAIL_RE.match(email):
             raise DigestError("email: must be an email address like ops@example.com")
     if "topics" in clean:
-        topics = clean["topics"]
-        if not isinstance(topics, list) or not 1 <= len(topics) <= 50:
-            raise DigestError("topics: must be a list of 1-50 topic prefixes")
-        for index, topic in enumerate(topics):
-            try:
-                check_topic_prefix(topic)
-            except EnvelopeError as exc:
-                raise DigestError(f"topics[{index}]: {exc.rule}") from None
-        clean["topics"] = list(dict.fromkeys(topics))
+        try:
+            clean["topics"] = check_topic_list(clean["topics"], most=50, least=1)
+        except EnvelopeError as exc:
+            raise DigestError(str(exc)) from None
     if "min_severity" in clean and clean["min_severity"] not in SEVERITIES:
         raise DigestError("min_severity: must be one of " + ", ".join(SEVERITIES))
     for flag in ("enabled", "critical_now"):

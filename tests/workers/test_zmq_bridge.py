@@ -54,6 +54,8 @@ def test_every_kind_of_bad_frame_is_survived(bridge, redis):
         push.connect(bridge.pull)
         dealer.connect(bridge.router)
         answers = send_bad_frames(push, dealer)
+        # Order holds per socket, not across the PULL and ROUTER sockets: wait for the push.
+        wait_until(lambda: redis.xlen(STREAM) == 1, timeout=15, message="the good push")
     finally:
         push.close(0)
         dealer.close(0)

@@ -28,6 +28,7 @@ import time
 
 import zmq
 
+from app import processes
 from app.live_feed import LiveFeed
 
 log = logging.getLogger("herald.bridge")
@@ -123,12 +124,6 @@ class EgressProcess:
 
     def stop(self):
         self.running = False
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        processes.stop(self.process)
         if self.process:
             self.process.stdout.close()
