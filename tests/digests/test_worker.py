@@ -172,3 +172,20 @@ def test_paused_subscription_collects_nothing(redis, bus, smtp_server):
     run(w)
     assert smtp_server.messages == []
     assert redis.zcard(windows.windows_key(record["id"])) == 0
+
+
+@pytest.mark.parametrize("step,copies", [("outbox:before-smtp", 1), ("outbox:after-smtp", 2)])
+def test_a_crash_while_emailing_a_critical_one(redis, bus, smtp_server, step, copies):
+    """Before the server accepts it: sent once after the restart. After (the documented
+    corner): sent again, with the same Message-ID. Never lost, never a third time."""
+    subscribe(redis, critical_now=True)
+    bus.publish("ops.db", "Database down", severity="critical")
+    with pytest.raises(Crash):
+        run(Worker(redis, Smtp.from_url(smtp_server.url), "http://herald.test/", crash_at(step)))
+    for _ in range(2):  # two restarts
+        run(Worker(redis, Smtp.from_url(smtp_server.url), "http://herald.test/"), steps=3)
+    messages = smtp_server.messages
+    assert len(messages) == copies
+    assert {m["Message-ID"] for m in messages} == {messages[0]["Message-ID"]}
+    assert messages[0]["Subject"] == "[critical] Database down"
+    assert redis.llen(windows.OUTBOX) == 0
