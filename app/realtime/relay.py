@@ -12,6 +12,8 @@ It also closes the seam for connections that resume from a ``last_id``
 relay delivers that the connection may see is kept for it, and once its
 replay is done :meth:`release` hands over the part the replay did not cover.
 """
+import orjson
+
 from ..live_feed import LiveFeed
 from ..notifications import id_key, visible_to
 from . import rooms
@@ -59,12 +61,15 @@ class Relay:
                                         change.get("remove", []))
 
     def deliver(self, envelope, raw=None):
-        """Emit one notification to every connection that should have it."""
+        """Send one notification to every connection that should have it.
+
+        ``raw`` is its JSON as it came from Redis: sent as it is, never re-encoded.
+        """
         key = id_key(envelope["id"])
         topic, owner = envelope["topic"], envelope.get("user")
-        skip = [sid for sid, floor in self.floors.items() if key <= floor] if self.floors else None
-        self.sio.emit("notification", envelope, namespace=rooms.NAMESPACE,
-                      to=rooms.rooms_for(topic, owner), skip_sid=skip)
+        skip = {sid for sid, floor in self.floors.items() if key <= floor} if self.floors else None
+        text = raw.decode() if raw is not None else orjson.dumps(envelope).decode()
+        self.sio.fan_out(rooms.NAMESPACE, rooms.rooms_for(topic, owner), text, skip)
         for held in self.held.values():
             if visible_to(held.user, held.topics, topic, owner):
                 held.buffer.append(envelope)

@@ -3,6 +3,7 @@
 The Socket.IO server is replaced by a recorder of emits: it is not what is
 under test here, and the end-to-end tests drive the real one.
 """
+import orjson
 import pytest
 
 from app.bus import Bus
@@ -14,8 +15,9 @@ class RecordingServer:
     def __init__(self):
         self.emits = []
 
-    def emit(self, event, data, namespace=None, to=None, skip_sid=None):
-        self.emits.append((event, data["id"], tuple(to), tuple(skip_sid or ())))
+    def fan_out(self, namespace, to, text, skip=None):
+        self.emits.append(("notification", orjson.loads(text)["id"], tuple(to),
+                           tuple(sorted(skip or ()))))
 
 
 class NoNamespace:
