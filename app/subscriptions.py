@@ -34,19 +34,26 @@ def list_topics(client, user):
 
 
 def add(client, user, topics, limit):
-    """Subscribe ``user`` to ``topics``; returns the full list. Refuses past ``limit``."""
-    if topics:
-        current = set(list_topics(client, user))
-        if len(current | set(topics)) > limit:
+    """Subscribe ``user`` to ``topics``; returns (the full list, the topics that are new).
+
+    Only new topics are announced, so that re-subscribing (as every tab does
+    on each reconnect) moves nobody between rooms. Refuses past ``limit``.
+    """
+    current = set(list_topics(client, user))
+    new = [t for t in topics if t not in current]
+    if new:
+        if len(current) + len(new) > limit:
             raise SubscriptionError(f"topics: at most {limit} subscriptions per user")
-        client.sadd(_key(user), *topics)
-        client.publish(CONTROL, orjson.dumps({"user": user, "add": topics}))
-    return list_topics(client, user)
+        client.sadd(_key(user), *new)
+        client.publish(CONTROL, orjson.dumps({"user": user, "add": new}))
+    return sorted(current | set(new)), new
 
 
 def remove(client, user, topics):
-    """Unsubscribe ``user`` from ``topics``; returns the full list."""
-    if topics:
-        client.srem(_key(user), *topics)
-        client.publish(CONTROL, orjson.dumps({"user": user, "remove": topics}))
-    return list_topics(client, user)
+    """Unsubscribe ``user`` from ``topics``; returns (the full list, the topics removed)."""
+    current = set(list_topics(client, user))
+    gone = [t for t in topics if t in current]
+    if gone:
+        client.srem(_key(user), *gone)
+        client.publish(CONTROL, orjson.dumps({"user": user, "remove": gone}))
+    return sorted(current - set(gone)), gone

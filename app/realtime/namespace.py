@@ -133,16 +133,17 @@ class NotificationsNamespace(socketio.Namespace):
         try:
             topics = subscriptions.parse_topics(data)
             if adding:
-                full = subscriptions.add(self.client, user, topics, self.max_subscriptions)
+                full, changed = subscriptions.add(self.client, user, topics, self.max_subscriptions)
             else:
-                full = subscriptions.remove(self.client, user, topics)
+                full, changed = subscriptions.remove(self.client, user, topics)
         except subscriptions.SubscriptionError as exc:
             return {"ok": False, "error": str(exc)}
         except UNAVAILABLE:
             log.warning("subscription change for %s failed: Redis is unreachable", user)
             return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
         # Apply here before acking; other processes follow via herald:control.
-        self.apply_change(user, topics if adding else [], [] if adding else topics)
+        if changed:
+            self.apply_change(user, changed if adding else [], [] if adding else changed)
         return {"ok": True, "topics": full}
 
     def apply_change(self, user, added, removed):

@@ -1,0 +1,170 @@
+"""Fan-out at scale: Herald beside its peers, in one run, under the same load.
+
+For each server (Herald; peer (a), a Redis subscription per connection,
+bench/peers/per_connection.py; peer (b), Node.js Socket.IO 4 relaying Redis
+pub/sub, bench/peers/node/server.js), on a fresh redis-server:
+
+- ``--clients`` websocket clients from the Node load generator (a separate
+  process, bench/loadgen.js), subscribed to ``bench``;
+- for each publish rate in ``--rates`` (notifications/s, each with its
+  publish time in ``data.t``), ``--seconds`` of steady publishing; reported:
+  deliveries/s, p50/p99/max publish-to-client latency, server CPU (share of
+  one core);
+- the server's memory per idle connection: RSS growth over ``--idle``
+  connections, divided by their number.
+
+Ratios against the peers come from the same run, so machine noise cancels.
+
+    .venv/bin/python bench/fanout.py [--servers herald,per_connection,node]
+        [--clients 1000] [--rates 20,50,100,150] [--seconds 5] [--idle 5000]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, save  # first: it puts the project on sys.path
+
+from app import accounts  # noqa: E402
+from app.bus import Bus  # noqa: E402
+from tests.support import LiveServer, RedisServer, free_port, rss_mb, wait_until  # noqa: E402
+
+NODE_PEER = ROOT / "bench" / "peers" / "node"
+
+
+def cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Peer:
+    """A peer server on its own port, on ``redis_url``."""
+
+    def __init__(self, kind, redis_url, folder):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, REDIS_URL=redis_url, PORT=str(self.port))
+        command = ([sys.executable, "bench/peers/per_connection.py"] if kind == "per_connection"
+                   else ["node", str(NODE_PEER / "server.js")])
+        self.log = open(Path(folder) / f"{kind}.log", "wb")
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                        stderr=self.log)
+        line = self.process.stdout.readline().decode().strip()
+        if line != "listening":
+            raise SystemExit(f"{kind} did not start: {line!r}")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(15)
+        self.process.stdout.close()
+        self.log.close()
+
+
+def start_server(kind, redis_server, folder):
+    if kind == "herald":
+        server = LiveServer(redis_server.url, folder)
+        server.start()
+        return server, server.process.pid
+    peer = Peer(kind, redis_server.url, folder)
+    return peer, peer.process.pid
+
+
+def loadgen(url, token, clients, seconds=None, idle=False):
+    command = ["node", "bench/loadgen.js", "--url", url, "--token", token,
+               "--clients", str(clients)]
+    command += ["--idle"] if idle else ["--seconds", str(seconds)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    ready = process.stderr.readline().split()
+    if not ready or ready[0] != "ready":
+        raise SystemExit(f"load generator failed: {ready} {process.stderr.read()[-500:]}")
+    return process, int(ready[1])
+
+
+def publish_steadily(bus, rate, seconds):
+    published, started = 0, time.time()
+    while time.time() - started < seconds:
+        bus.publish("bench.tick", "tick", data={"t": time.time() * 1000})
+        published += 1
+        time.sleep(max(0.0, started + published / rate - time.time()))
+    return published
+
+
+def run_rate(kind, url, token, pid, bus, clients, rate, seconds):
+    process, ready = loadgen(url, token, clients, seconds + 1)
+    cpu_before, wall_before = cpu_seconds(pid), time.time()
+    published = publish_steadily(bus, rate, seconds)
+    out, _ = process.communicate(timeout=seconds + 60)
+    cpu = (cpu_seconds(pid) - cpu_before) / (time.time() - wall_before)
+    result = json.loads(out)
+    result.update(server=kind, rate=rate, published=published, connected=ready,
+                  server_cpu_share=cpu, expected_per_s=rate * clients)
+    return result
+
+
+def idle_memory(kind, url, token, pid, count):
+    before = rss_mb(pid)
+    process, ready = loadgen(url, token, count, idle=True)
+    time.sleep(2)
+    after = rss_mb(pid)
+    process.terminate()
+    process.communicate(timeout=60)
+    return {"server": kind, "idle_connections": ready,
+            "kib_per_connection": (after - before) * 1024 / max(ready, 1)}
+
+
+def measure(kind, args):
+    folder = Path(tempfile.mkdtemp(prefix=f"herald-fanout-{kind}-"))
+    redis_server = RedisServer(folder)
+    redis_server.start()
+    client = redis_server.client()
+    client.config_set("appendonly", "no")  # same for every server: no fsync in the way
+    accounts.create_user(client, "bench", "bench-password")
+    server, pid = start_server(kind, redis_server, folder)
+    try:
+        token = LiveServer.token(server, "bench", "bench-password") if kind == "herald" else "any"
+        bus = Bus(client)
+        rates = [run_rate(kind, server.url, token, pid, bus, args.clients, rate, args.seconds)
+                 for rate in args.rates]
+        memory = idle_memory(kind, server.url, token, pid, args.idle) if args.idle else None
+    finally:
+        server.stop()
+        client.close()
+        redis_server.stop()
+    return {"rates": rates, "memory": memory}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", default="herald,per_connection,node")
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--rates", default="20,50,100,150")
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--idle", type=int, default=5000)
+    args = parser.parse_args()
+    args.rates = [int(r) for r in args.rates.split(",")]
+    if not (NODE_PEER / "node_modules").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                       cwd=NODE_PEER, check=True)
+    results = {kind: measure(kind, args) for kind in args.servers.split(",")}
+    print(f"{args.clients} clients, {args.seconds:g} s per rate; deliveries/s (p50 / p99 ms, server CPU)")
+    for kind, result in results.items():
+        cells = [f"{r['deliveries_per_s']:>9,.0f} ({r['p50_ms']:.0f}/{r['p99_ms']:.0f} ms, {r['server_cpu_share']:.0%})"
+                 for r in result["rates"]]
+        memory = result["memory"]
+        print(f"  {kind:15}" + "  ".join(cells) +
+              (f"   {memory['kib_per_connection']:.1f} KiB/idle conn" if memory else ""))
+    best = {kind: max(r["deliveries_per_s"] for r in result["rates"]) for kind, result in results.items()}
+    if "herald" in best:
+        for kind in best:
+            if kind != "herald":
+                print(f"  Herald's best / {kind}'s best: {best['herald'] / best[kind]:.2f}x")
+    print(f"written to {save('fanout', {'clients': args.clients, 'results': results})}")
+
+
+if __name__ == "__main__":
+    main()
