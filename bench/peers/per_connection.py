@@ -16,6 +16,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 
 import gevent  # noqa: E402
+import gevent.event  # noqa: E402
 import redis  # noqa: E402
 import socketio  # noqa: E402
 from gevent import pywsgi  # noqa: E402
@@ -23,6 +24,7 @@ from geventwebsocket.handler import WebSocketHandler  # noqa: E402
 
 sio = socketio.Server(async_mode="gevent")
 topics = {}
+listening = {}  # sid -> Event set once its own Redis subscription is live
 
 
 def matches(prefixes, topic):
@@ -32,12 +34,15 @@ def matches(prefixes, topic):
 class PerConnection(socketio.Namespace):
     def on_connect(self, sid, environ, auth=None):
         topics[sid] = set()
+        listening[sid] = gevent.event.Event()
         gevent.spawn(self.listen, sid)
 
     def listen(self, sid):
         client = redis.Redis.from_url(os.environ["REDIS_URL"])
         pubsub = client.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe("herald:live")
+        pubsub.get_message(timeout=1.0)  # the confirmation: from here on nothing is missed
+        listening[sid].set()
         while sid in topics:
             message = pubsub.get_message(timeout=1.0)
             if message is None:
@@ -50,10 +55,12 @@ class PerConnection(socketio.Namespace):
 
     def on_subscribe(self, sid, data):
         topics[sid].update(data["topics"])
+        listening[sid].wait(10)  # fair: acknowledge once this client's subscription is live
         return {"ok": True, "topics": sorted(topics[sid])}
 
     def on_disconnect(self, sid, reason=None):
         topics.pop(sid, None)
+        listening.pop(sid, None)
 
 
 sio.register_namespace(PerConnection("/notifications"))

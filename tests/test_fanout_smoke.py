@@ -1,0 +1,27 @@
+"""A tiny run of the fan-out benchmark (bench/fanout.py): a few clients, every server.
+
+No timing assertions: it checks that the harness works end to end, that each
+server delivers every notification to every client, and that the report has
+its figures. The real figures come from `make bench` (bench/RESULTS.md).
+"""
+import json
+import subprocess
+import sys
+
+from tests.support import ROOT
+
+
+def test_fanout_benchmark_runs_against_every_server():
+    done = subprocess.run(
+        [sys.executable, "bench/fanout.py", "--servers", "herald,per_connection,node",
+         "--clients", "10", "--rates", "5", "--seconds", "1", "--idle", "20"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((ROOT / "bench" / "results" / "fanout.json").read_text())
+    for kind in ("herald", "per_connection", "node"):
+        [run] = report["results"][kind]["rates"]
+        assert run["connected"] == 10
+        assert run["deliveries"] == run["published"] * 10, (kind, run)
+        assert run["fewest_per_client"] == run["published"]
+        assert report["results"][kind]["memory"]["idle_connections"] == 20
+    assert "Herald's best / node's best" in done.stdout
