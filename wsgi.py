@@ -8,6 +8,7 @@ from gevent import monkey
 
 monkey.patch_all()
 
+import gc  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
@@ -22,10 +23,24 @@ app = create_app()
 log = logging.getLogger("herald.web")
 
 
+def tune_garbage_collection():
+    """Keep the cyclic garbage collector's pauses out of delivery latency.
+
+    A web process holding thousands of connections has a large heap, and a
+    full collection of it stalls every delivery for tens of milliseconds
+    (it set the p99 latency floor in bench/fanout.py). What fan-out allocates
+    is freed by reference counting, not by the collector: so the objects of
+    start-up are frozen out of its sight, and it runs far less often.
+    """
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+
+
 def serve():
     """Serve Herald until SIGINT or SIGTERM, then stop cleanly."""
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "5000"))
+    tune_garbage_collection()
     relay = app.extensions["herald.relay"]
     relay.start()
     access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None

@@ -10,8 +10,8 @@ pub/sub, bench/peers/node/server.js), on a fresh redis-server:
   publish time in ``data.t``), ``--seconds`` of steady publishing; reported:
   deliveries/s, p50/p99/max publish-to-client latency, server CPU (share of
   one core);
-- the server's memory per idle connection: RSS growth over ``--idle``
-  connections, divided by their number.
+- first, on the fresh server: its memory per idle connection, the RSS
+  growth over ``--idle`` connections divided by their number.
 
 Ratios against the peers come from the same run, so machine noise cancels.
 
@@ -101,8 +101,11 @@ def run_rate(kind, url, token, pid, bus, clients, rate, seconds):
     out, _ = process.communicate(timeout=seconds + 60)
     cpu = (cpu_seconds(pid) - cpu_before) / (time.time() - wall_before)
     result = json.loads(out)
+    # Deliveries over the publishing window (the load generator listens one
+    # second longer, so that what was published last is counted too).
     result.update(server=kind, rate=rate, published=published, connected=ready,
-                  server_cpu_share=cpu, expected_per_s=rate * clients)
+                  server_cpu_share=cpu, expected_per_s=rate * clients,
+                  deliveries_per_s=result["deliveries"] / seconds)
     return result
 
 
@@ -128,14 +131,43 @@ def measure(kind, args):
     try:
         token = LiveServer.token(server, "bench", "bench-password") if kind == "herald" else "any"
         bus = Bus(client)
+        # Memory first, on the fresh server: after the load runs a garbage-collected
+        # runtime (Node) may hand memory back while we measure.
+        memory = idle_memory(kind, server.url, token, pid, args.idle) if args.idle else None
         rates = [run_rate(kind, server.url, token, pid, bus, args.clients, rate, args.seconds)
                  for rate in args.rates]
-        memory = idle_memory(kind, server.url, token, pid, args.idle) if args.idle else None
     finally:
         server.stop()
         client.close()
         redis_server.stop()
     return {"rates": rates, "memory": memory}
+
+
+LABELS = {"herald": "Herald (one process)", "per_connection": "peer (a): a subscription per connection",
+          "node": "peer (b): Node.js Socket.IO 4"}
+
+
+def plot(results, clients, path):
+    """Latency (p50 and p99) against deliveries/s, one line per server, log scales."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, axes = plt.subplots(figsize=(8, 5), dpi=110)
+    for kind, result in results.items():
+        runs = sorted(result["rates"], key=lambda r: r["deliveries_per_s"])
+        rates = [r["deliveries_per_s"] for r in runs]
+        line, = axes.plot(rates, [r["p99_ms"] for r in runs], marker="o", label=f"{LABELS[kind]}, p99")
+        axes.plot(rates, [r["p50_ms"] for r in runs], marker=".", linestyle="--",
+                  color=line.get_color(), label=f"{LABELS[kind]}, p50")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel(f"deliveries per second ({clients} websocket clients)")
+    axes.set_ylabel("publish-to-client latency (ms)")
+    axes.set_title("Fan-out: latency against delivery rate (2 cores, one run)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
 
 
 def main():
@@ -145,6 +177,7 @@ def main():
     parser.add_argument("--rates", default="20,50,100,150")
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--idle", type=int, default=5000)
+    parser.add_argument("--plot", help="write the latency/rate plot here (PNG)")
     args = parser.parse_args()
     args.rates = [int(r) for r in args.rates.split(",")]
     if not (NODE_PEER / "node_modules").is_dir():
@@ -153,8 +186,8 @@ def main():
     results = {kind: measure(kind, args) for kind in args.servers.split(",")}
     print(f"{args.clients} clients, {args.seconds:g} s per rate; deliveries/s (p50 / p99 ms, server CPU)")
     for kind, result in results.items():
-        cells = [f"{r['deliveries_per_s']:>9,.0f} ({r['p50_ms']:.0f}/{r['p99_ms']:.0f} ms, {r['server_cpu_share']:.0%})"
-                 for r in result["rates"]]
+        cells = [f"{r['deliveries_per_s']:>9,.0f} ({r['p50_ms'] or 0:.0f}/{r['p99_ms'] or 0:.0f} ms, "
+                 f"{r['server_cpu_share']:.0%})" for r in result["rates"]]
         memory = result["memory"]
         print(f"  {kind:15}" + "  ".join(cells) +
               (f"   {memory['kib_per_connection']:.1f} KiB/idle conn" if memory else ""))
@@ -163,6 +196,9 @@ def main():
         for kind in best:
             if kind != "herald":
                 print(f"  Herald's best / {kind}'s best: {best['herald'] / best[kind]:.2f}x")
+    if args.plot:
+        plot(results, args.clients, args.plot)
+        print(f"plot written to {args.plot}")
     print(f"written to {save('fanout', {'clients': args.clients, 'results': results})}")
 
 
