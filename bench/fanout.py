@@ -31,7 +31,7 @@ from common import ROOT, save  # first: it puts the project on sys.path
 
 from app import accounts  # noqa: E402
 from app.bus import Bus  # noqa: E402
-from tests.support import LiveServer, RedisServer, free_port, rss_mb, wait_until  # noqa: E402
+from tests.support import LiveServer, RedisServer, free_port, rss_mb  # noqa: E402
 
 NODE_PEER = ROOT / "bench" / "peers" / "node"
 

@@ -12,21 +12,14 @@ import os
 from flask import jsonify, request
 
 from .. import extensions
-from ..auth.guards import identify
 from ..digests import render, store
-from . import bp
+from . import access, bp
 
 FIELDS = ("id", "email", "topics", "min_severity", "schedule", "timezone", "enabled",
           "critical_now", "created")
 
 
-def _admin():
-    who = identify()
-    if who.kind == "apikey" or not who.admin:
-        return who, (jsonify(error="only admins have email digests"), 403)
-    if who.kind == "session" and request.method not in ("GET", "HEAD"):
-        extensions.csrf.protect()
-    return who, None
+admins_only = access.admins("only admins have email digests")
 
 
 def _public(record):
@@ -38,16 +31,14 @@ def _not_found():
 
 
 @bp.get("/api/digests")
-def list_digests():
-    who, refusal = _admin()
-    return refusal or jsonify(digests=[_public(r) for r in store.list_all(extensions.redis(), who.name)])
+@admins_only
+def list_digests(who):
+    return jsonify(digests=[_public(r) for r in store.list_all(extensions.redis(), who.name)])
 
 
 @bp.post("/api/digests")
-def create_digest():
-    who, refusal = _admin()
-    if refusal:
-        return refusal
+@admins_only
+def create_digest(who):
     try:
         record = store.create(extensions.redis(), who.name, request.get_json(silent=True))
     except store.DigestError as exc:
@@ -56,19 +47,15 @@ def create_digest():
 
 
 @bp.get("/api/digests/<digest_id>")
-def get_digest(digest_id):
-    who, refusal = _admin()
-    if refusal:
-        return refusal
+@admins_only
+def get_digest(who, digest_id):
     record = store.get(extensions.redis(), digest_id, who.name)
     return jsonify(_public(record)) if record else _not_found()
 
 
 @bp.patch("/api/digests/<digest_id>")
-def update_digest(digest_id):
-    who, refusal = _admin()
-    if refusal:
-        return refusal
+@admins_only
+def update_digest(who, digest_id):
     try:
         record = store.update(extensions.redis(), digest_id, who.name, request.get_json(silent=True))
     except store.DigestError as exc:
@@ -77,18 +64,14 @@ def update_digest(digest_id):
 
 
 @bp.delete("/api/digests/<digest_id>")
-def delete_digest(digest_id):
-    who, refusal = _admin()
-    if refusal:
-        return refusal
+@admins_only
+def delete_digest(who, digest_id):
     return ("", 204) if store.delete(extensions.redis(), digest_id, who.name) else _not_found()
 
 
 @bp.get("/api/digests/<digest_id>/preview")
-def preview_digest(digest_id):
-    who, refusal = _admin()
-    if refusal:
-        return refusal
+@admins_only
+def preview_digest(who, digest_id):
     record = store.get(extensions.redis(), digest_id, who.name)
     if record is None:
         return _not_found()

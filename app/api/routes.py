@@ -2,23 +2,18 @@
 from flask import jsonify, request
 
 from .. import extensions, history, read_state, subscriptions
-from ..auth.guards import identify
 from ..notifications import EnvelopeError, check_stream_id
 from ..redis_client import UNAVAILABLE
-from . import bp
+from . import access, bp
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 
 
 @bp.post("/api/notifications")
-def publish():
-    """Publish one notification: an API key, or an admin (session or token)."""
-    who = identify()
-    if who.kind != "apikey" and not who.admin:
-        return jsonify(error="only admins and API keys may publish"), 403
-    if who.kind == "session":
-        extensions.csrf.protect()  # a browser session must prove the form is ours
+@access.publishers()
+def publish(who):
+    """Publish one notification: an API key, or an admin (session with CSRF, or token)."""
     if not request.is_json:
         return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
     envelope = request.get_json(silent=True)
@@ -41,14 +36,12 @@ def _limit():
 
 
 @bp.get("/api/notifications")
-def list_notifications():
+@access.users()
+def list_notifications(who):
     """The caller's feed in id order: after ``after`` if given, else the newest ``limit``.
 
     Also ``last_id``: the stream id this read reached (None for an empty history).
     """
-    who, refusal = _reader()
-    if refusal:
-        return refusal
     try:
         limit = _limit()
         after = request.args.get("after")
@@ -67,29 +60,17 @@ def list_notifications():
     return jsonify(notifications=found, last_id=cursor)
 
 
-def _reader():
-    """The user behind this request, refusing API keys (they have no feed)."""
-    who = identify()
-    if who.kind == "apikey":
-        return who, (jsonify(error="an API key publishes; read with a user's token"), 403)
-    return who, None
-
-
 @bp.get("/api/read-state")
-def get_read_state():
+@access.users()
+def get_read_state(who):
     """``{"upto": ID or null, "ids": [...]}``: what the caller has read."""
-    who, refusal = _reader()
-    return refusal or jsonify(read_state.get(extensions.redis(), who.name))
+    return jsonify(read_state.get(extensions.redis(), who.name))
 
 
 @bp.post("/api/read-state")
-def mark_read():
+@access.users()
+def mark_read(who):
     """Mark read: ``{"ids": [...]}`` and/or ``{"upto": ID}``; every tab is told."""
-    who, refusal = _reader()
-    if refusal:
-        return refusal
-    if who.kind == "session":
-        extensions.csrf.protect()
     try:
         change = read_state.mark(extensions.redis(), who.name, request.get_json(silent=True))
     except read_state.ReadStateError as exc:

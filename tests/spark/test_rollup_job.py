@@ -10,7 +10,7 @@ import pytest
 from app import accounts, subscriptions
 from tests.spark.archive import generate
 from tests.spark.test_notifier import job_notifications
-from tests.support import ROOT, Listener, free_port, wait_until
+from tests.support import ROOT, Listener, wait_until
 from workers.spark.jobs import rollup
 
 

@@ -13,7 +13,6 @@ window is already closed. A critical one, for a subscription with
 ``critical_now``, goes to the outbox instead, to be emailed on its own.
 """
 import logging
-import time
 
 import orjson
 import redis
