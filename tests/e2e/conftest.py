@@ -49,3 +49,13 @@ def subscribe(page, topic):
     page.fill("#subscriptions input[name=topic]", topic)
     page.click("#subscriptions button[type=submit]")
     page.wait_for_selector(f'#subscriptions li[data-topic="{topic}"]')
+
+
+def open_as_admin(page, server, redis, link):
+    """Create an admin, sign in, follow the navigation ``link`` and wait for the socket."""
+    from app import accounts
+    accounts.create_user(redis, "root", "root-password", admin=True)
+    sign_in(page, server, "root", "root-password")
+    page.click(f"nav a:has-text('{link}')")
+    page.wait_for_selector("#connection[data-state=connected]")
+    return page

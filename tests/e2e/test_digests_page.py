@@ -5,17 +5,13 @@ from playwright.sync_api import expect
 from app import accounts
 from app.bus import Bus
 from app.digests import store
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import open_as_admin, sign_in
 from workers.mail.collect import Collector
 
 
 @pytest.fixture
 def digests_page(live_server, redis, page):
-    accounts.create_user(redis, "root", "root-password", admin=True)
-    sign_in(page, live_server, "root", "root-password")
-    page.click("nav a:has-text('Digests')")
-    page.wait_for_selector("#connection[data-state=connected]")
-    return page
+    return open_as_admin(page, live_server, redis, "Digests")
 
 
 def fill(page, **fields):

@@ -4,8 +4,7 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
-from app import accounts
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import open_as_admin
 from tests.spark.archive import generate
 from tests.support import wait_until
 
@@ -22,11 +21,7 @@ def job_processes(correlation_id):
 
 @pytest.fixture
 def admin_on_jobs(live_server, redis, page):
-    accounts.create_user(redis, "root", "root-password", admin=True)
-    sign_in(page, live_server, "root", "root-password")
-    page.click("nav a:has-text('Jobs')")
-    page.wait_for_selector("#connection[data-state=connected]")
-    return page
+    return open_as_admin(page, live_server, redis, "Jobs")
 
 
 def test_progress_bar_appears_fills_and_shows_the_result(admin_on_jobs, tmp_path):
