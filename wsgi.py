@@ -3,6 +3,10 @@
 gevent's monkey-patching comes first, before anything imports sockets or
 threads, so that Redis, Socket.IO and Flask all cooperate in one process.
 ``HOST`` (default 127.0.0.1) and ``PORT`` (default 5000) say where to listen.
+With ``REUSE_PORT=1`` the listening socket is opened with ``SO_REUSEPORT``, so
+that several web processes (``WEB_PROCESSES=N make run``) share one port and
+the kernel spreads new connections across them; each has its own Redis
+subscription and relays to its own clients.
 """
 from gevent import monkey
 
@@ -12,6 +16,7 @@ import gc  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
+import socket  # noqa: E402
 
 import gevent  # noqa: E402
 from gevent import pywsgi  # noqa: E402
@@ -36,6 +41,19 @@ def tune_garbage_collection():
     gc.set_threshold(100_000, 50, 100)
 
 
+def listener(host, port, reuse_port):
+    """The listening socket; with ``reuse_port`` other processes may bind the same port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
 def serve():
     """Serve Herald until SIGINT or SIGTERM, then stop cleanly."""
     host = os.environ.get("HOST", "127.0.0.1")
@@ -44,8 +62,8 @@ def serve():
     relay = app.extensions["herald.relay"]
     relay.start()
     access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None
-    server = pywsgi.WSGIServer((host, port), app, handler_class=WebSocketHandler,
-                               log=access_log)
+    sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
+    server = pywsgi.WSGIServer(sock, app, handler_class=WebSocketHandler, log=access_log)
 
     def shutdown():
         log.info("stopping")
@@ -54,7 +72,7 @@ def serve():
 
     gevent.signal_handler(signal.SIGTERM, shutdown)
     gevent.signal_handler(signal.SIGINT, shutdown)
-    log.info("serving on http://%s:%d/", host, port)
+    log.info("serving on http://%s:%d/ (process %d)", host, port, os.getpid())
     server.serve_forever()
 
 

@@ -8,6 +8,12 @@ message whose id is not past ``position`` was handed on already and is
 dropped. When Redis goes away it retries with capped exponential backoff,
 logging one line per change of state rather than one per attempt.
 
+Batching adapts to load: after each wait, whatever else has already arrived
+(up to BATCH_MAX) is taken at once and handed on together to
+``deliver_many``, when given. An idle feed hands on each notification the
+moment it arrives, alone; a busy one, whole batches, so that the relay
+writes one frame per client per batch rather than one per notification.
+
 It runs in a thread or, monkey-patched, in a greenlet: it only needs
 ``time.sleep`` and blocking sockets.
 """
@@ -25,21 +31,26 @@ POLL_SECONDS = 1.0
 BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 2.0
 CATCH_UP_CHUNK = 500
+BATCH_MAX = 100
 _LIVE, _CONTROL = LIVE.encode(), CONTROL.encode()
 
 
 class LiveFeed:
     """Calls ``deliver(envelope, raw)`` once per notification, in id order, missing none.
 
-    ``raw`` is the envelope's JSON (bytes, ``id`` first). ``control``, if
-    given, is called with each decoded ``herald:control`` message.
+    ``raw`` is the envelope's JSON (bytes, ``id`` first). With
+    ``deliver_many``, that is called instead with lists of such
+    ``(envelope, raw)`` pairs (see the module's docstring). ``control``, if
+    given, is called with each decoded ``herald:control`` message, in order
+    with the notifications around it.
     """
 
-    def __init__(self, client, redis_url, deliver, control=None, name="feed"):
+    def __init__(self, client, redis_url, deliver, control=None, name="feed", deliver_many=None):
         self.client = client  # for stream reads (with timeouts)
         # No read timeout here: an idle channel is normal; health checks find dead links.
         self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
         self.deliver = deliver
+        self.deliver_many = deliver_many
         self.control = control
         self.log = logging.getLogger(f"herald.{name}")
         self.position = None
@@ -63,7 +74,7 @@ class LiveFeed:
                 while running():
                     message = pubsub.get_message(timeout=POLL_SECONDS)
                     if message is not None:
-                        self.handle(message["channel"], message["data"])
+                        self.handle_all(self._arrived(pubsub, message))
             except UNAVAILABLE as exc:
                 self._set_connected(False, exc)
                 time.sleep(backoff)
@@ -86,15 +97,29 @@ class LiveFeed:
                 self.reconnects += 1
                 self.log.warning("lost Redis (%s); retrying with backoff", error)
 
+    @staticmethod
+    def _arrived(pubsub, first):
+        """``first`` and what else has arrived already, without waiting (at most BATCH_MAX)."""
+        messages = [(first["channel"], first["data"])]
+        while len(messages) < BATCH_MAX:
+            message = pubsub.get_message(timeout=0)
+            if message is None:
+                break
+            messages.append((message["channel"], message["data"]))
+        return messages
+
     def catch_up(self):
         """Hand on what the stream holds past ``position``."""
         caught = 0
         while True:
             entries = self.client.xrange(STREAM, min=f"({self.position}", max="+",
                                          count=CATCH_UP_CHUNK)
+            pairs = []
             for entry_id, fields in entries:
                 raw = with_id(fields[b"envelope"], entry_id)
-                self._hand_on(orjson.loads(raw), raw)
+                pairs.append((orjson.loads(raw), raw))
+            for start in range(0, len(pairs), BATCH_MAX):
+                self._hand_on(pairs[start:start + BATCH_MAX])
             caught += len(entries)
             if len(entries) < CATCH_UP_CHUNK:
                 break
@@ -103,16 +128,35 @@ class LiveFeed:
 
     def handle(self, channel, data):
         """One pub/sub message (bytes channel, bytes data)."""
-        if channel == _LIVE:
-            envelope = orjson.loads(data)
-            if id_key(envelope["id"]) > self.position_key:
-                self._hand_on(envelope, data)
-        elif channel == _CONTROL and self.control:
-            self.control(orjson.loads(data))
+        self.handle_all([(channel, data)])
 
-    def _hand_on(self, envelope, raw):
-        self.deliver(envelope, raw)
-        self.advance(envelope["id"])
+    def handle_all(self, messages):
+        """Pub/sub messages, in order: notifications past ``position`` are handed
+        on in one batch, split only where a control message comes between."""
+        batch, newest = [], self.position_key
+        for channel, data in messages:
+            if channel == _LIVE:
+                envelope = orjson.loads(data)
+                key = id_key(envelope["id"])
+                if key > newest:
+                    batch.append((envelope, data))
+                    newest = key
+            elif channel == _CONTROL and self.control:
+                if batch:
+                    self._hand_on(batch)
+                    batch = []
+                self.control(orjson.loads(data))
+        if batch:
+            self._hand_on(batch)
+
+    def _hand_on(self, pairs):
+        if self.deliver_many is not None:
+            self.deliver_many(pairs)
+            self.advance(pairs[-1][0]["id"])
+            return
+        for envelope, raw in pairs:
+            self.deliver(envelope, raw)
+            self.advance(envelope["id"])
 
     def advance(self, entry_id):
         self.position = entry_id

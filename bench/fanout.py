@@ -1,11 +1,14 @@
 """Fan-out at scale: Herald beside its peers, in one run, under the same load.
 
-For each server (Herald; peer (a), a Redis subscription per connection,
+For each server (Herald, one process; ``herald2``, two Herald processes
+sharing the port; peer (a), a Redis subscription per connection,
 bench/peers/per_connection.py; peer (b), Node.js Socket.IO 4 relaying Redis
 pub/sub, bench/peers/node/server.js), on a fresh redis-server:
 
-- ``--clients`` websocket clients from the Node load generator (a separate
-  process, bench/loadgen.js), subscribed to ``bench``;
+- ``--clients`` websocket clients from Node load generators (``--loadgens``
+  separate processes of bench/loadgen.js, 2 by default, so that one
+  saturated load generator does not set the latency measured), subscribed
+  to ``bench``;
 - for each publish rate in ``--rates`` (notifications/s, each with its
   publish time in ``data.t``), ``--seconds`` of steady publishing; reported:
   deliveries/s, p50/p99/max publish-to-client latency, server CPU (share of
@@ -15,7 +18,7 @@ pub/sub, bench/peers/node/server.js), on a fresh redis-server:
 
 Ratios against the peers come from the same run, so machine noise cancels.
 
-    .venv/bin/python bench/fanout.py [--servers herald,per_connection,node]
+    .venv/bin/python bench/fanout.py [--servers herald,herald2,per_connection,node]
         [--clients 1000] [--rates 20,50,100,150] [--seconds 5] [--idle 5000]
 """
 import argparse
@@ -36,9 +39,38 @@ from tests.support import LiveServer, RedisServer, free_port, rss_mb  # noqa: E4
 NODE_PEER = ROOT / "bench" / "peers" / "node"
 
 
-def cpu_seconds(pid):
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pids):
+    """CPU time (user + system) used so far by the processes ``pids``, together."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def rss_total(pids):
+    return sum(rss_mb(pid) for pid in pids)
+
+
+class HeraldProcesses:
+    """``count`` Herald web processes sharing one port (SO_REUSEPORT), as
+    ``WEB_PROCESSES=N make run`` runs them; the kernel spreads the clients."""
+
+    def __init__(self, redis_url, folder, count):
+        port = free_port()
+        self.servers = [LiveServer(redis_url, folder, port=port, REUSE_PORT="1") for _ in range(count)]
+        self.url = self.servers[0].url
+
+    def start(self):
+        for server in self.servers:
+            server.start()
+
+    def stop(self):
+        for server in self.servers:
+            server.stop()
+
+    def pids(self):
+        return [server.process.pid for server in self.servers]
 
 
 class Peer:
@@ -65,24 +97,69 @@ class Peer:
 
 
 def start_server(kind, redis_server, folder):
-    if kind == "herald":
-        server = LiveServer(redis_server.url, folder)
+    """The server under test, and the process ids whose CPU and memory are its."""
+    if kind.startswith("herald"):
+        server = HeraldProcesses(redis_server.url, folder, HERALD_PROCESSES[kind])
         server.start()
-        return server, server.process.pid
+        return server, server.pids()
     peer = Peer(kind, redis_server.url, folder)
-    return peer, peer.process.pid
+    return peer, [peer.process.pid]
 
 
-def loadgen(url, token, clients, seconds=None, idle=False):
-    command = ["node", "bench/loadgen.js", "--url", url, "--token", token,
-               "--clients", str(clients)]
-    command += ["--idle"] if idle else ["--seconds", str(seconds)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    ready = process.stderr.readline().split()
-    if not ready or ready[0] != "ready":
-        raise SystemExit(f"load generator failed: {ready} {process.stderr.read()[-500:]}")
-    return process, int(ready[1])
+class LoadGenerators:
+    """``count`` Node load generator processes (bench/loadgen.js) sharing ``clients``
+    between them, so that no single one saturates a core before the server does."""
+
+    def __init__(self, url, token, clients, count, seconds=None, idle=False):
+        shares = [clients // count + (1 if n < clients % count else 0) for n in range(count)]
+        self.processes = []
+        self.ready = 0
+        for share in filter(None, shares):
+            command = ["node", "bench/loadgen.js", "--url", url, "--token", token,
+                       "--clients", str(share)]
+            command += ["--idle"] if idle else ["--seconds", str(seconds)]
+            self.processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE, text=True))
+        for process in self.processes:  # each says "ready N" once its clients are subscribed
+            ready = process.stderr.readline().split()
+            if not ready or ready[0] != "ready":
+                self.stop()
+                raise SystemExit(f"load generator failed: {ready} {process.stderr.read()[-500:]}")
+            self.ready += int(ready[1])
+
+    def pids(self):
+        return [process.pid for process in self.processes]
+
+    def results(self, timeout):
+        """Their reports merged: total deliveries, percentiles over all latencies."""
+        reports = [json.loads(process.communicate(timeout=timeout)[0]) for process in self.processes]
+        histogram = {}
+        for report in reports:
+            for ms, count in report["histogram"].items():
+                histogram[int(ms)] = histogram.get(int(ms), 0) + count
+        deliveries = sum(report["deliveries"] for report in reports)
+        maxima = [report["max_ms"] for report in reports if report["max_ms"] is not None]
+        return {"deliveries": deliveries,
+                "p50_ms": percentile(histogram, deliveries, 0.5),
+                "p99_ms": percentile(histogram, deliveries, 0.99),
+                "max_ms": max(maxima) if maxima else None,
+                "fewest_per_client": min(report["fewest_per_client"] for report in reports)}
+
+    def stop(self):
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.communicate(timeout=60)
+
+
+def percentile(histogram, total, fraction):
+    """The whole-millisecond latency below which ``fraction`` of ``total`` fall."""
+    seen = 0
+    for ms in sorted(histogram):
+        seen += histogram[ms]
+        if seen > fraction * (total - 1):
+            return ms
+    return None
 
 
 def publish_steadily(bus, rate, seconds):
@@ -94,30 +171,32 @@ def publish_steadily(bus, rate, seconds):
     return published
 
 
-def run_rate(kind, url, token, pid, bus, clients, rate, seconds):
-    process, ready = loadgen(url, token, clients, seconds + 1)
-    cpu_before, wall_before = cpu_seconds(pid), time.time()
+def run_rate(kind, url, token, pids, bus, args, rate):
+    clients, seconds = args.clients, args.seconds
+    generators = LoadGenerators(url, token, clients, args.loadgens, seconds + 1)
+    cpu_before, wall_before = cpu_seconds(pids), time.time()
+    loadgen_before = cpu_seconds(generators.pids())
     published = publish_steadily(bus, rate, seconds)
-    out, _ = process.communicate(timeout=seconds + 60)
-    cpu = (cpu_seconds(pid) - cpu_before) / (time.time() - wall_before)
-    result = json.loads(out)
-    # Deliveries over the publishing window (the load generator listens one
+    wall = time.time() - wall_before
+    cpu = (cpu_seconds(pids) - cpu_before) / wall
+    loadgen_cpu = (cpu_seconds(generators.pids()) - loadgen_before) / wall
+    result = generators.results(timeout=seconds + 60)
+    # Deliveries over the publishing window (the load generators listen one
     # second longer, so that what was published last is counted too).
-    result.update(server=kind, rate=rate, published=published, connected=ready,
-                  server_cpu_share=cpu, expected_per_s=rate * clients,
+    result.update(server=kind, rate=rate, published=published, connected=generators.ready,
+                  server_cpu_share=cpu, loadgen_cpu_share=loadgen_cpu, expected_per_s=rate * clients,
                   deliveries_per_s=result["deliveries"] / seconds)
     return result
 
 
-def idle_memory(kind, url, token, pid, count):
-    before = rss_mb(pid)
-    process, ready = loadgen(url, token, count, idle=True)
+def idle_memory(kind, url, token, pids, count, loadgens):
+    before = rss_total(pids)
+    generators = LoadGenerators(url, token, count, loadgens, idle=True)
     time.sleep(2)
-    after = rss_mb(pid)
-    process.terminate()
-    process.communicate(timeout=60)
-    return {"server": kind, "idle_connections": ready,
-            "kib_per_connection": (after - before) * 1024 / max(ready, 1)}
+    after = rss_total(pids)
+    generators.stop()
+    return {"server": kind, "idle_connections": generators.ready,
+            "kib_per_connection": (after - before) * 1024 / max(generators.ready, 1)}
 
 
 def measure(kind, args):
@@ -127,14 +206,15 @@ def measure(kind, args):
     client = redis_server.client()
     client.config_set("appendonly", "no")  # same for every server: no fsync in the way
     accounts.create_user(client, "bench", "bench-password")
-    server, pid = start_server(kind, redis_server, folder)
+    server, pids = start_server(kind, redis_server, folder)
     try:
-        token = LiveServer.token(server, "bench", "bench-password") if kind == "herald" else "any"
+        token = (LiveServer.token(server, "bench", "bench-password") if kind.startswith("herald")
+                 else "any")
         bus = Bus(client)
         # Memory first, on the fresh server: after the load runs a garbage-collected
         # runtime (Node) may hand memory back while we measure.
-        memory = idle_memory(kind, server.url, token, pid, args.idle) if args.idle else None
-        rates = [run_rate(kind, server.url, token, pid, bus, args.clients, rate, args.seconds)
+        memory = idle_memory(kind, server.url, token, pids, args.idle, args.loadgens) if args.idle else None
+        rates = [run_rate(kind, server.url, token, pids, bus, args, rate)
                  for rate in args.rates]
     finally:
         server.stop()
@@ -143,7 +223,8 @@ def measure(kind, args):
     return {"rates": rates, "memory": memory}
 
 
-LABELS = {"herald": "Herald (one process)", "per_connection": "peer (a): a subscription per connection",
+HERALD_PROCESSES = {"herald": 1, "herald2": 2}
+LABELS = {"herald": "Herald (one process)", "herald2": "Herald (two processes, one port)", "per_connection": "peer (a): a subscription per connection",
           "node": "peer (b): Node.js Socket.IO 4"}
 
 
@@ -172,11 +253,13 @@ def plot(results, clients, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--servers", default="herald,per_connection,node")
+    parser.add_argument("--servers", default="herald,herald2,per_connection,node")
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--rates", default="20,50,100,150")
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--idle", type=int, default=5000)
+    parser.add_argument("--loadgens", type=int, default=2,
+                        help="load generator processes sharing the clients")
     parser.add_argument("--plot", help="write the latency/rate plot here (PNG)")
     args = parser.parse_args()
     args.rates = [int(r) for r in args.rates.split(",")]
@@ -184,17 +267,20 @@ def main():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
                        cwd=NODE_PEER, check=True)
     results = {kind: measure(kind, args) for kind in args.servers.split(",")}
-    print(f"{args.clients} clients, {args.seconds:g} s per rate; deliveries/s (p50 / p99 ms, server CPU)")
+    print(f"{args.clients} clients, {args.seconds:g} s per rate; "
+          "deliveries/s (p50 / p99 ms, server CPU, load generator CPU)")
     for kind, result in results.items():
         cells = [f"{r['deliveries_per_s']:>9,.0f} ({r['p50_ms'] or 0:.0f}/{r['p99_ms'] or 0:.0f} ms, "
-                 f"{r['server_cpu_share']:.0%})" for r in result["rates"]]
+                 f"{r['server_cpu_share']:.0%}, {r['loadgen_cpu_share']:.0%})" for r in result["rates"]]
         memory = result["memory"]
         print(f"  {kind:15}" + "  ".join(cells) +
               (f"   {memory['kib_per_connection']:.1f} KiB/idle conn" if memory else ""))
     best = {kind: max(r["deliveries_per_s"] for r in result["rates"]) for kind, result in results.items()}
     if "herald" in best:
         for kind in best:
-            if kind != "herald":
+            if kind == "herald2":
+                print(f"  two Herald processes' best / one's: {best['herald2'] / best['herald']:.2f}x")
+            elif kind != "herald":
                 print(f"  Herald's best / {kind}'s best: {best['herald'] / best[kind]:.2f}x")
     if args.plot:
         plot(results, args.clients, args.plot)

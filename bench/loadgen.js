@@ -2,9 +2,14 @@
 //
 // Same protocol and output as bench/loadgen.py, for less CPU per message:
 // Engine.IO v4 / Socket.IO v5 spoken directly over `ws`. Latency is now minus
-// `data.t` (the publisher's wall clock, ms). Prints "ready N" on stderr once
-// all are subscribed, measures for --seconds (or until SIGTERM), then one JSON
-// object on stdout. --idle only connects and holds until SIGTERM.
+// `data.t` (the publisher's wall clock, ms), read straight from the frame's
+// bytes (the only `"t":` key in it; a `"t":` inside a string value would be
+// escaped) rather than by parsing the JSON, so that the load generator is
+// not what saturates first. Prints "ready N" on stderr once all are
+// subscribed, measures for --seconds (or until SIGTERM), then one JSON object
+// on stdout, with a histogram of latencies by whole milliseconds so that
+// several load generators' results can be merged. --idle only connects and
+// holds until SIGTERM.
 //
 //   node bench/loadgen.js --url http://127.0.0.1:5000 --token T --clients 1000 --seconds 10
 'use strict';
@@ -22,10 +27,12 @@ args.clients = Number(args.clients);
 args.seconds = Number(args.seconds);
 
 const NS = '/notifications';
-const ONE = `42${NS},["notification",`;
-const MANY = `42${NS},["notifications",`;
+const EVENT = Buffer.from(`42${NS},["notification`);
+const T_KEY = Buffer.from('"t":');
 const target = args.url.replace(/^http/, 'ws') + '/socket.io/?EIO=4&transport=websocket';
-const latencies = [];
+const histogram = new Map(); // whole ms -> count
+let deliveries = 0;
+let slowest = null;
 const perClient = [];
 let ready = 0;
 let measuring = false;
@@ -37,6 +44,20 @@ function open(index) {
     let stage = 0;
     let counted = 0;
     ws.on('message', (buffer) => {
+      if (stage === 3) {
+        if (buffer.length === 1 && buffer[0] === 0x32) { ws.send('3'); return; } // ping
+        if (!measuring || buffer.compare(EVENT, 0, EVENT.length, 0, EVENT.length) !== 0) return;
+        const now = Date.now();
+        for (let at = buffer.indexOf(T_KEY); at !== -1; at = buffer.indexOf(T_KEY, at + 4)) {
+          const latency = now - parseFloat(buffer.toString('latin1', at + 4, at + 28));
+          const bucket = Math.max(0, Math.floor(latency));
+          histogram.set(bucket, (histogram.get(bucket) || 0) + 1);
+          if (slowest === null || latency > slowest) slowest = latency;
+          deliveries++;
+          counted++;
+        }
+        return;
+      }
       const message = buffer.toString();
       if (message === '2') { ws.send('3'); return; }
       if (stage === 0 && message[0] === '0') {
@@ -49,14 +70,6 @@ function open(index) {
         stage = 3;
         ready++;
         resolve();
-      } else if (stage === 3 && measuring) {
-        const now = Date.now();
-        let envelopes;
-        if (message.startsWith(ONE)) envelopes = [JSON.parse(message.slice(ONE.length, -1))];
-        else if (message.startsWith(MANY)) envelopes = JSON.parse(message.slice(MANY.length, -1));
-        else return;
-        for (const envelope of envelopes) latencies.push(now - envelope.data.t);
-        counted += envelopes.length;
       }
     });
     ws.on('close', () => { perClient[index] = counted; });
@@ -83,12 +96,20 @@ async function main() {
   measuring = false;
   const seconds = (Date.now() - started) / 1000;
   const counts = sockets.map((ws) => ws.counted());
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * (latencies.length - 1)))] : null);
+  const buckets = [...histogram.entries()].sort((a, b) => a[0] - b[0]);
+  const pct = (p) => {
+    let seen = 0;
+    for (const [ms, count] of buckets) {
+      seen += count;
+      if (seen > p * (deliveries - 1)) return ms;
+    }
+    return null;
+  };
   process.stdout.write(JSON.stringify({
-    clients: ready, deliveries: latencies.length, deliveries_per_s: latencies.length / seconds,
-    seconds, p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: latencies.length ? latencies[latencies.length - 1] : null,
+    clients: ready, deliveries, deliveries_per_s: deliveries / seconds,
+    seconds, p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: slowest,
     fewest_per_client: counts.length ? Math.min(...counts) : 0,
+    histogram: Object.fromEntries(buckets),
   }) + '\n');
   for (const ws of sockets) ws.terminate();
   process.exit(0);

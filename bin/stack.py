@@ -5,7 +5,8 @@
   notification that was accepted survives a crash of Redis), which the web process, the workers
   and ``flask --app wsgi …`` in another shell all find by default.
 - The first time, an ``admin`` account whose password is printed once.
-- The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), and the
+- The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), as
+  ``WEB_PROCESSES`` processes (default 1) sharing the port (SO_REUSEPORT), and the
   workers: the ZeroMQ bridge (ports 5557-5559, see workers/zmq_bridge.py)
   the archiver (var/archive/, the Spark rollup's input) and the digest
   worker (emails through ``SMTP_URL``); with ``DEMO=1`` also a demo publisher.
@@ -142,9 +143,22 @@ def ensure_admin(client):
     say(f"    password:  {password}")
 
 
+def web_process_count():
+    """``WEB_PROCESSES``: how many web processes to run, 1 when unset."""
+    value = os.environ.get("WEB_PROCESSES", "1")
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= 64:
+        raise SystemExit(f"herald: WEB_PROCESSES must be a whole number from 1 to 64, not {value!r}")
+    return count
+
+
 def main():
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "5000"))
+    web_processes = web_process_count()
     if not port_free(host, port):
         raise SystemExit(f"herald: {host}:{port} is in use; set PORT to another port")
     var_dir().mkdir(parents=True, exist_ok=True)
@@ -165,8 +179,10 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
 
-    children = [Child("web", [PY, "wsgi.py"], env),
-                Child("zmq bridge", [PY, "-m", "workers.zmq_bridge"], env),
+    web_env = dict(env, REUSE_PORT="1") if web_processes > 1 else env
+    children = [Child(f"web {n + 1}" if web_processes > 1 else "web", [PY, "wsgi.py"], web_env)
+                for n in range(web_processes)]
+    children += [Child("zmq bridge", [PY, "-m", "workers.zmq_bridge"], env),
                 Child("archiver", [PY, "-m", "workers.archiver"], env),
                 Child("digest worker", [PY, "-m", "workers.digest"], env)]
     if os.environ.get("DEMO") == "1":
@@ -175,7 +191,8 @@ def main():
         ensure_admin(client)
         for child in children:
             child.start()
-        say(f"Herald is at http://{host}:{port}/  (Ctrl-C stops it)")
+        processes_note = f", {web_processes} web processes" if web_processes > 1 else ""
+        say(f"Herald is at http://{host}:{port}/  (Ctrl-C stops it{processes_note})")
         while not stopping:
             time.sleep(0.2)
             for child in children:

@@ -3,6 +3,7 @@
 Every process started here is stopped by the fixture or test that started
 it; every wait is bounded in time.
 """
+import itertools
 import json
 import os
 import re
@@ -85,13 +86,16 @@ def _pings(client):
         return False
 
 
-class LiveServer:
-    """``python wsgi.py`` on a free port, as production runs it."""
+_LOG_NUMBERS = itertools.count(1)
 
-    def __init__(self, redis_url, folder, **env):
-        self.port = free_port()
+
+class LiveServer:
+    """``python wsgi.py`` on a free port (or ``port``), as production runs it."""
+
+    def __init__(self, redis_url, folder, port=None, **env):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = Path(folder) / f"web-{self.port}.log"
+        self.log_path = Path(folder) / f"web-{self.port}-{next(_LOG_NUMBERS)}.log"
         self.env = dict(os.environ, REDIS_URL=redis_url, PORT=str(self.port),
                         HOST="127.0.0.1", SECRET_KEY="test-secret-key",
                         VAR_DIR=str(folder), PYTHONUNBUFFERED="1", **env)
@@ -107,9 +111,11 @@ class LiveServer:
         if self.process.poll() is not None:
             raise AssertionError(f"web server exited: {self.log_path.read_text()}")
         try:
-            return requests.get(self.url + "/healthz", timeout=1).status_code == 200
+            reply = requests.get(self.url + "/healthz", timeout=1)
         except requests.RequestException:
             return False
+        # Processes sharing a port (REUSE_PORT=1) answer in turn: wait for this one's answer.
+        return reply.status_code == 200 and reply.json().get("process") == self.process.pid
 
     def kill(self):
         """Stop abruptly, as a crash would; start() runs it again on the same port."""
@@ -250,6 +256,7 @@ class Listener:
         self.arrivals = []  # time.time() at which each received notification arrived
         self.resets = []
         self.reads = []
+        self.frame_sizes = []  # notifications per frame received, in order
         self.last_id = last_id
         self.token = token
         self.lock = threading.Lock()
@@ -274,6 +281,7 @@ class Listener:
     def _many(self, envelopes):
         now = time.time()
         with self.lock:
+            self.frame_sizes.append(len(envelopes))
             self.received.extend(envelopes)
             self.arrivals.extend(now for _ in envelopes)
             if envelopes:

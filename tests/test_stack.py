@@ -165,3 +165,29 @@ def test_port_in_use_is_a_clear_error(var):
                               capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
     assert f"127.0.0.1:{port} is in use" in done.stderr
+
+
+def test_several_web_processes_share_the_port(var):
+    stack = Stack(var, WEB_PROCESSES="2")
+    try:
+        stack.wait_ready()
+        assert "2 web processes" in stack.output()
+        answered = set()
+
+        def both_answer():
+            answered.add(requests.get(stack.url + "/healthz", timeout=5).json()["process"])
+            return len(answered) == 2
+        wait_until(both_answer, timeout=30, interval=0.05, message="both web processes answering")
+        assert stack.interrupt() == 0
+    finally:
+        stack.kill()
+
+
+@pytest.mark.parametrize("value", ["0", "two", "100"])
+def test_a_bad_web_process_count_is_a_clear_error(var, value):
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update(VAR_DIR=str(var), PORT=str(free_port()), WEB_PROCESSES=value)
+    done = subprocess.run([sys.executable, "bin/stack.py"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert f"WEB_PROCESSES must be a whole number from 1 to 64, not {value!r}" in done.stderr

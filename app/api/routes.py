@@ -1,4 +1,6 @@
 """``POST/GET /api/notifications`` and ``GET /healthz`` (see DESIGN.md, REST contract)."""
+import os
+
 from flask import jsonify, request
 
 from .. import extensions, history, read_state, subscriptions
@@ -80,9 +82,9 @@ def mark_read(who):
 
 @bp.get("/healthz")
 def healthz():
-    """200 when Redis answers a PING, else 503."""
+    """200 when Redis answers a PING, else 503; ``process`` tells which web process answered."""
     try:
         extensions.redis().ping()
     except UNAVAILABLE as exc:
-        return jsonify(status="unavailable", redis=str(exc)), 503
-    return jsonify(status="ok")
+        return jsonify(status="unavailable", redis=str(exc), process=os.getpid()), 503
+    return jsonify(status="ok", process=os.getpid())

@@ -3,8 +3,8 @@
 It follows ``herald:live`` through a :class:`~app.live_feed.LiveFeed` (which
 never misses a notification, even across a Redis restart) and emits each
 notification once, to the rooms of the prefixes of its topic (or to its
-owner's room when private); python-socketio encodes the packet once for all
-recipients. It also follows ``herald:control``: subscription changes made
+owner's room when private), as the JSON Redis delivered; what arrived
+together is fanned out together (see HeraldServer.fan_out_many). It also follows ``herald:control``: subscription changes made
 through other processes, and read-state changes for a user's tabs.
 
 It also closes the seam for connections that resume from a ``last_id``
@@ -36,7 +36,8 @@ class Relay:
     def __init__(self, sio, namespace, redis_url, client):
         self.sio = sio
         self.namespace = namespace
-        self.feed = LiveFeed(client, redis_url, self.deliver, self.control, name="relay")
+        self.feed = LiveFeed(client, redis_url, self.deliver, self.control, name="relay",
+                             deliver_many=self.deliver_many)
         self.running = False
         self.delivered = 0
         self.held = {}    # sid -> Held
@@ -65,17 +66,24 @@ class Relay:
 
         ``raw`` is its JSON as it came from Redis: sent as it is, never re-encoded.
         """
-        key = id_key(envelope["id"])
-        topic, owner = envelope["topic"], envelope.get("user")
-        skip = {sid for sid, floor in self.floors.items() if key <= floor} if self.floors else None
-        text = raw.decode() if raw is not None else orjson.dumps(envelope).decode()
-        self.sio.fan_out(rooms.NAMESPACE, rooms.rooms_for(topic, owner), text, skip)
-        for held in self.held.values():
-            if visible_to(held.user, held.topics, topic, owner):
-                held.buffer.append(envelope)
-        self.delivered += 1
-        if self.floors:
-            self.floors = {sid: floor for sid, floor in self.floors.items() if floor > key}
+        self.deliver_many([(envelope, raw)])
+
+    def deliver_many(self, pairs):
+        """:meth:`deliver` for several ``(envelope, raw)`` in id order, fanned out together."""
+        batch = []
+        for envelope, raw in pairs:
+            key = id_key(envelope["id"])
+            topic, owner = envelope["topic"], envelope.get("user")
+            skip = {sid for sid, floor in self.floors.items() if key <= floor} if self.floors else None
+            text = raw.decode() if raw is not None else orjson.dumps(envelope).decode()
+            batch.append((rooms.rooms_for(topic, owner), text, skip))
+            for held in self.held.values():
+                if visible_to(held.user, held.topics, topic, owner):
+                    held.buffer.append(envelope)
+            if self.floors:
+                self.floors = {sid: floor for sid, floor in self.floors.items() if floor > key}
+        self.sio.fan_out_many(rooms.NAMESPACE, batch)
+        self.delivered += len(batch)
 
     # -- the replay seam -------------------------------------------------------
 

@@ -1,12 +1,14 @@
 """``HeraldServer``: python-socketio's Server, with Herald's fan-out and a bound on backlogs.
 
 Fan-out (:meth:`HeraldServer.fan_out`): a notification arrives from Redis
-already encoded as JSON; it is put into each recipient's Engine.IO queue as
-it is, with no JSON work per client. While a client's writer is still busy
-with an earlier frame, what follows for that client joins the packet that
-waits at the end of its queue: one ``notifications`` frame instead of many,
-so a busy client costs fewer frames and system calls, and an idle one gets
-each notification at once, alone, as ``notification``.
+already encoded as JSON; its websocket frame is built once, and written
+straight from the fan-out loop to every recipient whose connection is idle
+(nothing queued, nothing being written): one non-blocking ``send`` each, no
+greenlet woken, no JSON work per client. Only when a client is busy does the
+notification go through its Engine.IO queue, and there it joins the packet
+that waits at the end of the queue: one ``notifications`` frame instead of
+many, so a busy client costs fewer frames and system calls, and an idle one
+gets each notification at once, alone, as ``notification``.
 
 Engine.IO keeps one unbounded outgoing queue per connection; a client that
 stops reading (a frozen tab, a dead link the kernel has not noticed) would
@@ -24,7 +26,9 @@ and the connection is freed.
 """
 import logging
 import socket as sockets
+import struct
 
+import gevent
 import socketio
 from engineio import exceptions as eio_exceptions
 from engineio import packet as eio_packet
@@ -82,11 +86,7 @@ class NotificationPacket(eio_packet.Packet):
     def encode(self, b64=False):
         if not self.taken:
             self.taken = True
-            if len(self.items) == 1:
-                body = '["notification",' + self.items[0] + "]"
-            else:
-                body = '["notifications",[' + ",".join(self.items) + "]]"
-            self.encode_cache = self.prefix + body
+            self.encode_cache = self.prefix + event_body(self.items)
             self.items = None
         return self.encode_cache
 
@@ -107,15 +107,74 @@ class HeraldServer(socketio.Server):
     def fan_out(self, namespace, rooms, text, skip=None):
         """Send one notification (``text``: its JSON) to every connection in ``rooms``,
         once each, except the sids in ``skip``."""
+        frame = None
         for sid, eio_sid in self.manager.get_participants(namespace, rooms):
             if skip and sid in skip:
                 continue
-            self.send_notification(namespace, eio_sid, text)
+            socket = self.eio.sockets.get(eio_sid)
+            if socket is None or socket.closing or socket.closed:
+                continue
+            writer = self._lean_writer(socket)
+            if writer is not None and not writer.busy and not socket.queue.qsize():
+                if frame is None:
+                    frame = notifications_frame(namespace, [text])
+                writer.write_now(frame)
+            else:
+                self.send_notification(namespace, eio_sid, text, socket)
 
-    def send_notification(self, namespace, eio_sid, text):
-        socket = self.eio.sockets.get(eio_sid)
-        if socket is None or socket.closing or socket.closed:
+    def fan_out_many(self, namespace, batch):
+        """:meth:`fan_out` for a batch of ``(rooms, text, skip)`` in order: an idle
+        client gets one frame with all of the batch's notifications that are for
+        it, built once for every client that gets the same ones."""
+        if len(batch) == 1:
+            self.fan_out(namespace, *batch[0])
             return
+        wanted = {}  # eio sid -> indexes into batch, in order
+        for index, (rooms, _text, skip) in enumerate(batch):
+            for sid, eio_sid in self.manager.get_participants(namespace, rooms):
+                if skip and sid in skip:
+                    continue
+                indexes = wanted.get(eio_sid)
+                if indexes is None:
+                    wanted[eio_sid] = [index]
+                else:
+                    indexes.append(index)
+        frames = {}
+        for eio_sid, indexes in wanted.items():
+            socket = self.eio.sockets.get(eio_sid)
+            if socket is None or socket.closing or socket.closed:
+                continue
+            writer = self._lean_writer(socket)
+            if writer is not None and not writer.busy and not socket.queue.qsize():
+                key = tuple(indexes)
+                frame = frames.get(key)
+                if frame is None:
+                    frame = frames[key] = notifications_frame(namespace, [batch[i][1] for i in indexes])
+                writer.write_now(frame)
+            else:
+                for index in indexes:
+                    self.send_notification(namespace, eio_sid, batch[index][1], socket)
+
+    def _lean_writer(self, socket):
+        """The :class:`LeanWriter` of a connection opened directly as a websocket, else None."""
+        try:
+            return socket.lean_writer
+        except AttributeError:
+            if not socket.upgraded:
+                return None  # still connecting, or long-polling (maybe upgraded later)
+            websocket = self.environ.get(socket.sid, {}).get("wsgi.websocket")
+            # The websocket has __slots__: its writer is found through raw_write.
+            writer = getattr(getattr(websocket, "raw_write", None), "__self__", None)
+            usable = isinstance(writer, LeanWriter) and writer.raw is not None
+            socket.lean_writer = writer if usable else None
+            return socket.lean_writer
+
+    def send_notification(self, namespace, eio_sid, text, socket=None):
+        """Queue one notification for a client, merged into the packet waiting for it if any."""
+        if socket is None:
+            socket = self.eio.sockets.get(eio_sid)
+            if socket is None or socket.closing or socket.closed:
+                return
         queue = socket.queue
         last = self.waiting.get(eio_sid)
         if (last is not None and not last.taken and len(last.items) < MERGE_MAX
@@ -167,24 +226,86 @@ class HeraldServer(socketio.Server):
         return getattr(handler, "socket", None)
 
 
-def _writer(sock):
-    """A ``write(data)`` for one websocket: one ``send``, and ``sendall`` only for a rest.
+def notifications_frame(namespace, texts):
+    """The websocket frame of a Socket.IO event carrying notifications (their JSON
+    ``texts``): ``notification`` for one, ``notifications`` with a list for more."""
+    return websocket_frame(f"42{namespace},{event_body(texts)}".encode())
 
-    gevent's ``sendall`` asks the kernel for the socket's buffer size on every
-    call (a ``getsockopt``): one extra system call per frame per client, a
-    quarter of the server's time under fan-out. A notification frame nearly
-    always fits the socket buffer whole, so one ``send`` does.
+
+def event_body(texts):
+    """``["notification", N]`` for one notification's JSON, else ``["notifications", [N, ...]]``."""
+    if len(texts) == 1:
+        return '["notification",' + texts[0] + "]"
+    return '["notifications",[' + ",".join(texts) + "]]"
+
+
+def websocket_frame(payload):
+    """One unmasked, final websocket text frame (RFC 6455, 5.2) around ``payload`` (UTF-8)."""
+    size = len(payload)
+    if size < 126:
+        return bytes((0x81, size)) + payload
+    if size < 65536:
+        return struct.pack("!BBH", 0x81, 126, size) + payload
+    return struct.pack("!BBQ", 0x81, 127, size) + payload
+
+
+class LeanWriter:
+    """Everything written to one websocket's TCP socket goes through here, so
+    that the fan-out loop can tell when it may write a frame itself.
+
+    ``write`` is the websocket's ``raw_write``, used by python-engineio's
+    writer greenlet: one ``send``, and ``sendall`` only for a rest (gevent's
+    ``sendall`` asks the kernel for the socket's buffer size on every call, a
+    ``getsockopt`` per frame per client: a quarter of the server's time under
+    fan-out before). ``write_now`` is the fan-out loop's: a non-blocking
+    ``send`` of a whole frame; whatever the kernel does not take at once is
+    finished by a short-lived greenlet, and until it has, the connection is
+    ``busy`` and everything else waits its turn in the queue.
     """
-    def write(data):
-        sent = sock.send(data)
-        if sent < len(data):
-            sock.sendall(memoryview(data)[sent:])
-    return write
+
+    __slots__ = ("sock", "raw", "busy", "finisher")
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.raw = getattr(sock, "_sock", None)  # the non-blocking socket under gevent's
+        self.busy = False
+        self.finisher = None
+
+    def write(self, data):
+        if self.finisher is not None:
+            self.finisher.join()
+        self.busy = True
+        try:
+            sent = self.sock.send(data)
+            if sent < len(data):
+                self.sock.sendall(memoryview(data)[sent:])
+        finally:
+            self.busy = False
+
+    def write_now(self, frame):
+        try:
+            sent = self.raw.send(frame)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            return  # the connection is gone; its reader notices and closes it
+        if sent < len(frame):
+            self.busy = True
+            self.finisher = gevent.spawn(self._finish, memoryview(frame)[sent:])
+
+    def _finish(self, rest):
+        try:
+            self.sock.sendall(rest)
+        except OSError:
+            pass  # as above: the reader ends the connection
+        finally:
+            self.busy = False
+            self.finisher = None
 
 
 class WebSocketTimeout:
     """WSGI middleware for every websocket: a send/receive timeout on its TCP
-    socket, and the lean writer above.
+    socket, and a :class:`LeanWriter` for its writes.
 
     Healthy clients answer the server's pings every ``ping_interval`` (25 s),
     so a timeout well above that only ever fires on a peer that stopped
@@ -200,5 +321,6 @@ class WebSocketTimeout:
         handler = getattr(websocket, "handler", None)
         if handler is not None and getattr(handler, "socket", None) is not None:
             handler.socket.settimeout(self.seconds)
-            websocket.raw_write = _writer(handler.socket)
+            writer = LeanWriter(handler.socket)
+            websocket.raw_write = writer.write
         return self.app(environ, start_response)

@@ -15,9 +15,10 @@ class RecordingServer:
     def __init__(self):
         self.emits = []
 
-    def fan_out(self, namespace, to, text, skip=None):
-        self.emits.append(("notification", orjson.loads(text)["id"], tuple(to),
-                           tuple(sorted(skip or ()))))
+    def fan_out_many(self, namespace, batch):
+        for to, text, skip in batch:
+            self.emits.append(("notification", orjson.loads(text)["id"], tuple(to),
+                               tuple(sorted(skip or ()))))
 
 
 class NoNamespace:

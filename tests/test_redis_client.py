@@ -1,0 +1,27 @@
+"""Redis clients share a bounded pool, and a burst past its size waits instead of failing."""
+import threading
+
+from app.redis_client import connect
+
+
+def test_more_callers_than_connections_wait_their_turn(redis_server):
+    client = connect(redis_server.url, max_connections=4)
+    errors, done = [], []
+
+    def call():
+        try:
+            client.blpop("herald:test:nothing", timeout=0.2)  # holds its connection 0.2 s
+            done.append(True)
+        except Exception as exc:  # what redis-py's default pool raises: "Too many connections"
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(12)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+    finally:
+        client.close()
+    assert errors == []
+    assert len(done) == 12
