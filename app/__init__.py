@@ -16,7 +16,7 @@ def create_app(config=None):
 
     from flask import Flask
 
-    from . import cli, extensions
+    from . import cli, extensions, rate_limits, security
     from .api import bp as api_bp
     from .auth import bp as auth_bp
     from .bus import Bus
@@ -37,12 +37,15 @@ def create_app(config=None):
     app.extensions["herald.redis"] = client
     app.extensions["herald.bus"] = Bus(client, app.config["HISTORY_MAX"])
     extensions.csrf.init_app(app)
+    security.init_app(app)
 
     app.register_blueprint(auth_bp)
     app.register_blueprint(api_bp)
     app.register_blueprint(pages_bp)
     extensions.csrf.exempt(api_bp)
+    rate_limits.init_app(app, api_bp)
 
     init_realtime(app)
+    security.trust_proxies(app)
     cli.init_app(app)
     return app

@@ -1,9 +1,13 @@
 """Users and API keys, kept in Redis.
 
 A user is the hash ``herald:user:<name>`` (werkzeug password hash, admin
-flag, creation time) plus membership of the set ``herald:users``. An API key
-is shown once when created; only its SHA-256 is stored, in
-``herald:apikey:<sha256>`` -> name and ``herald:apikeys`` name -> sha256.
+flag, creation time, token key) plus membership of the set ``herald:users``.
+The token key is a random value that every token of the user carries (see
+app/auth/tokens.py): replacing it (``users revoke-tokens``) voids all the
+user's tokens at once. An API key is shown once when created; only its
+SHA-256 is stored, in ``herald:apikey:<sha256>`` -> name and
+``herald:apikeys`` name -> sha256, and its creation time in
+``herald:apikeys:created``. Revoking a key deletes all three.
 """
 import hashlib
 import secrets
@@ -16,6 +20,7 @@ from .notifications import USERNAME_RE, USERNAME_RULE
 
 USERS = "herald:users"
 API_KEYS = "herald:apikeys"
+API_KEYS_CREATED = "herald:apikeys:created"
 MIN_PASSWORD = 8
 API_KEY_PREFIX = "hk_"
 
@@ -43,6 +48,7 @@ def create_user(client, name, password, admin=False):
         "password": generate_password_hash(password),
         "admin": "1" if admin else "0",
         "created": str(int(time.time())),
+        "token_key": secrets.token_hex(8),
     }
     _create_once(client, _user_key(name), f"name: user {name!r} already exists",
                  lambda pipe: (pipe.hset(_user_key(name), mapping=fields), pipe.sadd(USERS, name)))
@@ -68,13 +74,21 @@ def _create_once(client, guard_key, taken_message, write, field=None):
 
 
 def get_user(client, name):
-    """``{"name", "admin"}`` for an existing user, else None."""
+    """``{"name", "admin", "token_key"}`` for an existing user, else None."""
     if not isinstance(name, str) or not USERNAME_RE.match(name):
         return None
-    admin = client.hget(_user_key(name), "admin")
+    admin, token_key = client.hmget(_user_key(name), "admin", "token_key")
     if admin is None:
         return None
-    return {"name": name, "admin": admin == b"1"}
+    return {"name": name, "admin": admin == b"1",
+            "token_key": token_key.decode() if token_key else ""}
+
+
+def revoke_tokens(client, name):
+    """Give user ``name`` a new token key, so that every token issued so far stops working."""
+    if get_user(client, name) is None:
+        raise AccountError(f"name: there is no user {name!r}")
+    client.hset(_user_key(name), "token_key", secrets.token_hex(8))
 
 
 def authenticate(client, name, password):
@@ -102,9 +116,37 @@ def create_api_key(client, name):
     digest = _digest(key)
     _create_once(client, API_KEYS, f"name: API key {name!r} already exists",
                  lambda pipe: (pipe.hset(API_KEYS, name, digest),
+                               pipe.hset(API_KEYS_CREATED, name, str(int(time.time()))),
                                pipe.set(f"herald:apikey:{digest}", name)),
                  field=name)
     return key
+
+
+def list_api_keys(client):
+    """``[{"name", "created"}]`` of every API key, by name (``created``: Unix time or None)."""
+    names = sorted(n.decode() for n in client.hkeys(API_KEYS))
+    created = client.hmget(API_KEYS_CREATED, names) if names else []
+    return [{"name": name, "created": int(when) if when else None}
+            for name, when in zip(names, created)]
+
+
+def revoke_api_key(client, name):
+    """Delete API key ``name``: requests carrying it are refused from now on."""
+    with client.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(API_KEYS)
+                digest = pipe.hget(API_KEYS, name)
+                if digest is None:
+                    raise AccountError(f"name: there is no API key {name!r}")
+                pipe.multi()
+                pipe.hdel(API_KEYS, name)
+                pipe.hdel(API_KEYS_CREATED, name)
+                pipe.delete(f"herald:apikey:{digest.decode()}")
+                pipe.execute()
+                return
+            except redis.WatchError:
+                continue
 
 
 def api_key_name(client, key):

@@ -4,6 +4,7 @@ Each command reports a bad argument or an unreachable Redis as a one-line
 error and a non-zero exit, never a traceback.
 """
 import json
+import time
 
 import click
 from flask import current_app
@@ -55,6 +56,47 @@ def create_api_key(name):
     except UNAVAILABLE as exc:
         _fail(f"Redis is unreachable: {exc}")
     click.echo(key)
+
+
+@apikeys.command("list")
+def list_api_keys():
+    """List the API keys: name and when each was created (keys themselves are not kept)."""
+    try:
+        keys = accounts.list_api_keys(_redis())
+    except UNAVAILABLE as exc:
+        _fail(f"Redis is unreachable: {exc}")
+    for key in keys:
+        created = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(key["created"]))
+                   if key["created"] else "-")
+        click.echo(f"{key['name']}\tcreated {created}")
+    if not keys:
+        click.echo("no API keys", err=True)
+
+
+@apikeys.command("revoke")
+@click.argument("name")
+def revoke_api_key(name):
+    """Revoke API key NAME: requests that carry it are refused from now on."""
+    try:
+        accounts.revoke_api_key(_redis(), name)
+    except accounts.AccountError as exc:
+        _fail(str(exc))
+    except UNAVAILABLE as exc:
+        _fail(f"Redis is unreachable: {exc}")
+    click.echo(f"revoked API key {name}")
+
+
+@users.command("revoke-tokens")
+@click.argument("name")
+def revoke_tokens(name):
+    """Void every token issued so far to user NAME (they sign in again for new ones)."""
+    try:
+        accounts.revoke_tokens(_redis(), name)
+    except accounts.AccountError as exc:
+        _fail(str(exc))
+    except UNAVAILABLE as exc:
+        _fail(f"Redis is unreachable: {exc}")
+    click.echo(f"revoked the tokens of {name}")
 
 
 @click.command("notify")

@@ -44,6 +44,21 @@ def _secret_key():
     return path.read_text().strip()
 
 
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def _secure_cookies():
+    """``SESSION_COOKIE_SECURE``: 1 or 0; unset, the session cookie is Secure
+    (sent over HTTPS only) unless Herald serves plain HTTP on loopback, as
+    ``make run`` does by default."""
+    value = os.environ.get("SESSION_COOKIE_SECURE", "")
+    if value in ("0", "1"):
+        return value == "1"
+    if value:
+        raise SystemExit(f"SESSION_COOKIE_SECURE must be 1 or 0, not {value!r}")
+    return os.environ.get("HOST", "127.0.0.1") not in LOOPBACK_HOSTS
+
+
 def _int(name, default):
     value = os.environ.get(name)
     try:
@@ -77,7 +92,16 @@ class Config:
         self.MAX_CONTENT_LENGTH = 64 * 1024
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"
-        self.SESSION_COOKIE_SECURE = os.environ.get("SESSION_COOKIE_SECURE") == "1"
+        self.SESSION_COOKIE_SECURE = _secure_cookies()
+        self.SESSION_COOKIE_NAME = "herald_session"
+        self.PERMANENT_SESSION_LIFETIME = _int("SESSION_LIFETIME", 12 * 3600)
+        # Proxies in front of Herald whose X-Forwarded-For/-Proto to believe (nginx: 1).
+        self.TRUSTED_PROXIES = _int("TRUSTED_PROXIES", 0)
+        # Rate limits (flask-limiter syntax); storage is Herald's Redis.
+        self.RATELIMIT_LOGIN = os.environ.get("RATELIMIT_LOGIN", "10 per minute")
+        self.RATELIMIT_TOKEN = os.environ.get("RATELIMIT_TOKEN", "30 per minute")
+        self.RATELIMIT_SESSION_TOKEN = os.environ.get("RATELIMIT_SESSION_TOKEN", "60 per minute")
+        self.RATELIMIT_API_KEY = os.environ.get("RATELIMIT_API_KEY", "500 per second")
         self.WTF_CSRF_TIME_LIMIT = None
         self.TESTING = False
         for name, value in overrides.items():

@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from app import accounts, create_app  # noqa: E402
 from app.config import TestConfig  # noqa: E402
+from tests import support  # noqa: E402
 from tests.support import LiveServer, RedisServer, SmtpServer  # noqa: E402
 
 ADMIN = ("ada", "ada-password")
@@ -38,7 +39,9 @@ def redis_server(tmp_path_factory):
 def redis(redis_server):
     client = redis_server.client()
     client.flushall()
+    support.current_redis = client
     yield client
+    support.current_redis = None
     client.close()
 
 

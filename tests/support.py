@@ -96,9 +96,12 @@ class LiveServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(folder) / f"web-{self.port}-{next(_LOG_NUMBERS)}.log"
+        # Tests sign many clients in from one address: limits high unless a test sets them.
+        limits = {"RATELIMIT_LOGIN": "1000 per minute", "RATELIMIT_TOKEN": "1000 per minute",
+                  "RATELIMIT_SESSION_TOKEN": "1000 per minute"}
         self.env = dict(os.environ, REDIS_URL=redis_url, PORT=str(self.port),
                         HOST="127.0.0.1", SECRET_KEY="test-secret-key",
-                        VAR_DIR=str(folder), PYTHONUNBUFFERED="1", **env)
+                        VAR_DIR=str(folder), PYTHONUNBUFFERED="1", **{**limits, **env})
         self.process = None
 
     def start(self):
@@ -382,3 +385,14 @@ class SmtpServer:
         if self.controller is not None:
             self.controller.stop()
             self.controller = None
+
+
+current_redis = None  # the test's Redis client, set by the ``redis`` fixture (conftest.py)
+
+
+def issue_token(name, secret="test-secret-key"):
+    """A token for user ``name`` as Herald issues it: bound to the user's current token key."""
+    from app import accounts
+    from app.auth import tokens
+    user = accounts.get_user(current_redis, name)
+    return tokens.issue(secret, name, user["token_key"] if user else "")

@@ -14,13 +14,13 @@ def test_users_create_with_password_option(runner, redis):
     result = runner.invoke(args=["users", "create", "carol", "--admin", "--password", "pw-carol-1"])
     assert result.exit_code == 0, result.output
     assert "created admin carol" in result.output
-    assert accounts.authenticate(redis, "carol", "pw-carol-1") == {"name": "carol", "admin": True}
+    assert accounts.authenticate(redis, "carol", "pw-carol-1")["admin"] is True
 
 
 def test_users_create_prompts_for_the_password(runner, redis):
     result = runner.invoke(args=["users", "create", "dan"], input="pw-dan-12\npw-dan-12\n")
     assert result.exit_code == 0, result.output
-    assert accounts.authenticate(redis, "dan", "pw-dan-12") == {"name": "dan", "admin": False}
+    assert accounts.authenticate(redis, "dan", "pw-dan-12")["admin"] is False
 
 
 def test_users_create_errors_are_one_line(runner, redis):
@@ -37,6 +37,30 @@ def test_apikeys_create_prints_a_working_key(runner, redis):
     assert result.exit_code == 0, result.output
     key = result.output.strip()
     assert accounts.api_key_name(redis, key) == "cron"
+
+
+def test_apikeys_list_and_revoke(runner, redis):
+    key = runner.invoke(args=["apikeys", "create", "etl"]).output.strip()
+    runner.invoke(args=["apikeys", "create", "cron"])
+    listed = runner.invoke(args=["apikeys", "list"])
+    assert listed.exit_code == 0
+    assert [line.split("\t")[0] for line in listed.output.splitlines()] == ["cron", "etl"]
+    assert key not in listed.output  # keys are never shown again
+    revoked = runner.invoke(args=["apikeys", "revoke", "etl"])
+    assert revoked.exit_code == 0 and "revoked API key etl" in revoked.output
+    assert accounts.api_key_name(redis, key) is None
+    again = runner.invoke(args=["apikeys", "revoke", "etl"])
+    assert again.exit_code == 1 and "no API key 'etl'" in again.output
+    assert "Traceback" not in again.output
+
+
+def test_users_revoke_tokens(runner, redis):
+    accounts.create_user(redis, "ann", "ann-password")
+    before = accounts.get_user(redis, "ann")["token_key"]
+    assert runner.invoke(args=["users", "revoke-tokens", "ann"]).exit_code == 0
+    assert accounts.get_user(redis, "ann")["token_key"] != before
+    missing = runner.invoke(args=["users", "revoke-tokens", "ghost"])
+    assert missing.exit_code == 1 and "no user 'ghost'" in missing.output
 
 
 def test_notify_publishes_and_prints_the_id(runner, redis):

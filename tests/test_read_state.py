@@ -4,9 +4,8 @@ import time
 import pytest
 
 from app import accounts, read_state
-from app.auth import tokens
 from app.bus import Bus
-from tests.support import Listener, wait_until
+from tests.support import Listener, issue_token, wait_until
 
 
 def test_mark_ids_then_all(redis):
@@ -43,7 +42,7 @@ def test_bad_changes_are_refused_naming_the_field(redis, data, words):
 
 
 def bearer(name):
-    return {"Authorization": f"Bearer {tokens.issue('test-secret-key', name)}"}
+    return {"Authorization": f"Bearer {issue_token(name)}"}
 
 
 def test_rest_endpoints(client, user, api_key):

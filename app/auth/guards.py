@@ -25,11 +25,10 @@ class Identity(NamedTuple):
 
 def token_user(token):
     """The user dict for a token, raising TokenError when it is bad or the user is gone."""
-    name = tokens.verify(current_app.config["SECRET_KEY"], token,
-                         current_app.config["TOKEN_TTL"])
+    name, key = tokens.verify(current_app.config["SECRET_KEY"], token,
+                              current_app.config["TOKEN_TTL"])
     user = accounts.get_user(extensions.redis(), name)
-    if user is None:
-        raise tokens.TokenError("token is for a user that no longer exists")
+    tokens.check_user(user, key)
     return user
 
 

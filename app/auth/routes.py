@@ -1,6 +1,5 @@
 """Sign in and out (session, CSRF-protected form) and token issue."""
-from flask import (current_app, flash, jsonify, redirect, render_template,
-                   request, session, url_for)
+from flask import current_app, flash, jsonify, redirect, render_template, request, session, url_for
 
 from .. import accounts, extensions
 from ..redis_client import UNAVAILABLE
@@ -8,8 +7,9 @@ from . import bp, tokens
 from .guards import session_user
 
 
-def _token_reply(name):
-    return jsonify(token=tokens.issue(current_app.config["SECRET_KEY"], name),
+def _token_reply(user):
+    return jsonify(token=tokens.issue(current_app.config["SECRET_KEY"], user["name"],
+                                      user["token_key"]),
                    expires_in=current_app.config["TOKEN_TTL"])
 
 
@@ -25,6 +25,7 @@ def login():
             return render_template("login.html", username=name), 503
         if user:
             session.clear()  # a fresh session on sign-in: no fixation
+            session.permanent = True  # expires after SESSION_LIFETIME
             session["user"] = user["name"]
             return redirect(url_for("pages.dashboard"))
         flash("Wrong user name or password.")
@@ -48,7 +49,7 @@ def token():
     user = accounts.authenticate(extensions.redis(), body.get("username"), body.get("password"))
     if user is None:
         return jsonify(error="wrong username or password"), 401
-    return _token_reply(user["name"])
+    return _token_reply(user)
 
 
 @bp.route("/auth/session-token")
@@ -57,4 +58,4 @@ def session_token():
     user = session_user()
     if user is None:
         return jsonify(error="not signed in"), 401
-    return _token_reply(user["name"])
+    return _token_reply(user)

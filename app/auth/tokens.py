@@ -1,8 +1,11 @@
 """Signed, expiring tokens that browsers and clients present to Socket.IO and REST.
 
-A token is the user name signed with the app's SECRET_KEY and a timestamp
-(itsdangerous). It carries no privileges of its own: each use looks the user
-up again, so a deleted user's tokens stop working at once.
+A token is the user name and the user's token key, signed with the app's
+SECRET_KEY and a timestamp (itsdangerous). It carries no privileges of its
+own: each use looks the user up again and compares the key, so a deleted
+user's tokens stop working at once, and so do all of a user's tokens when
+the key is replaced (``flask --app wsgi users revoke-tokens NAME``), or when
+a user of the same name is created anew.
 """
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
@@ -17,13 +20,14 @@ def _serializer(secret):
     return URLSafeTimedSerializer(secret, salt=SALT)
 
 
-def issue(secret, username):
-    """A new token for ``username``."""
-    return _serializer(secret).dumps({"u": username})
+def issue(secret, username, token_key=""):
+    """A new token for ``username``, bound to their current ``token_key``."""
+    return _serializer(secret).dumps({"u": username, "k": token_key})
 
 
 def verify(secret, token, max_age):
-    """The user name inside ``token`` if it is genuine and under ``max_age`` seconds old."""
+    """``(user name, token key)`` from ``token`` if it is genuine and under ``max_age``
+    seconds old; the caller compares the key with the user's current one."""
     if not token or not isinstance(token, str):
         raise TokenError("token is missing")
     try:
@@ -32,6 +36,16 @@ def verify(secret, token, max_age):
         raise TokenError("token has expired") from None
     except BadSignature:
         raise TokenError("token is invalid") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("u"), str):
+    if (not isinstance(payload, dict) or not isinstance(payload.get("u"), str)
+            or not isinstance(payload.get("k", ""), str)):
         raise TokenError("token is invalid")
-    return payload["u"]
+    return payload["u"], payload.get("k", "")
+
+
+def check_user(user, key):
+    """Raise TokenError unless ``user`` (a dict from accounts.get_user, or None)
+    exists and still has the token key ``key``."""
+    if user is None:
+        raise TokenError("token is for a user that no longer exists")
+    if user["token_key"] != key:
+        raise TokenError("token has been revoked")

@@ -22,7 +22,7 @@ def _page_config(user):
     return {
         "user": user["name"],
         "admin": user["admin"],
-        "token": tokens.issue(current_app.config["SECRET_KEY"], user["name"]),
+        "token": tokens.issue(current_app.config["SECRET_KEY"], user["name"], user["token_key"]),
         "tokenTtl": current_app.config["TOKEN_TTL"],
         "csrfToken": generate_csrf(),
         "subscriptions": subscriptions.list_topics(extensions.redis(), user["name"]),

@@ -50,20 +50,18 @@ class NotificationsNamespace(socketio.Namespace):
     def on_connect(self, sid, environ, auth=None):
         auth = auth if isinstance(auth, dict) else {}
         try:
-            name = tokens.verify(self.secret_key, auth.get("token"), self.token_ttl)
+            name, key = tokens.verify(self.secret_key, auth.get("token"), self.token_ttl)
             last_id = auth.get("last_id")
             if last_id is not None:
                 check_stream_id(last_id)
-            user = accounts.get_user(self.client, name)
-            topics = subscriptions.list_topics(self.client, name) if user else []
+            tokens.check_user(accounts.get_user(self.client, name), key)
+            topics = subscriptions.list_topics(self.client, name)
         except tokens.TokenError as exc:
             raise Refused(f"unauthorized: {exc}") from None
         except EnvelopeError as exc:
             raise Refused(f"bad request: {exc}") from None
         except UNAVAILABLE:
             raise Refused("unavailable: Redis is unreachable, retry shortly") from None
-        if user is None:
-            raise Refused("unauthorized: token is for a user that no longer exists")
         self.users[sid] = name
         if last_id is None:
             self._go_live(sid, name, topics)

@@ -1,16 +1,17 @@
 """/api/digests: admins manage their own digest subscriptions, by session or token."""
 import pytest
 
-from app.auth import tokens
 from app.bus import Bus
 from tests.support import csrf_of_dashboard, sign_in
 
 GOOD = {"email": "ops@example.com", "topics": ["ops", "spark"], "min_severity": "warning",
         "schedule": "daily@08:30", "timezone": "Europe/Paris", "enabled": True, "critical_now": True}
 
+from tests.support import issue_token
+
 
 def bearer(name):
-    return {"Authorization": f"Bearer {tokens.issue('test-secret-key', name)}"}
+    return {"Authorization": f"Bearer {issue_token(name)}"}
 
 
 def test_create_read_update_delete(client, admin):

@@ -3,10 +3,9 @@ import orjson
 import pytest
 
 from app import create_app
-from app.auth import tokens
 from app.bus import STREAM
 from app.config import TestConfig
-from tests.support import csrf_of_dashboard, free_port, sign_in
+from tests.support import csrf_of_dashboard, free_port, issue_token, sign_in
 
 
 def bearer(credential):
@@ -14,7 +13,7 @@ def bearer(credential):
 
 
 def token_for(name):
-    return tokens.issue("test-secret-key", name)
+    return issue_token(name)
 
 
 def test_api_key_publishes(client, redis, api_key):

@@ -2,12 +2,12 @@
 import pytest
 
 from app import subscriptions
-from app.auth import tokens
 from app.bus import Bus
+from tests.support import issue_token
 
 
 def bearer(name):
-    return {"Authorization": f"Bearer {tokens.issue('test-secret-key', name)}"}
+    return {"Authorization": f"Bearer {issue_token(name)}"}
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ import json
 import pytest
 
 from app import create_app
-from app.auth import tokens
 from app.config import TestConfig
 from tests.spark.archive import generate
-from tests.support import sign_in
+from tests.support import issue_token, sign_in
 
 
 @pytest.fixture
@@ -18,7 +17,7 @@ def app(redis_server, redis, tmp_path):
 
 
 def bearer(name):
-    return {"Authorization": f"Bearer {tokens.issue('test-secret-key', name)}"}
+    return {"Authorization": f"Bearer {issue_token(name)}"}
 
 
 def test_only_admins(client, user, admin):

@@ -11,7 +11,9 @@ def test_token_for_good_credentials(client, user):
     assert reply.status_code == 200
     body = reply.get_json()
     assert body["expires_in"] == 3600
-    assert tokens.verify("test-secret-key", body["token"], 3600) == user[0]
+    name, key = tokens.verify("test-secret-key", body["token"], 3600)
+    assert name == user[0]
+    assert key == accounts.get_user(client.application.extensions["herald.redis"], name)["token_key"]
 
 
 @pytest.mark.parametrize("credentials", [
@@ -32,8 +34,8 @@ def test_token_request_must_be_json(client):
 
 
 def test_tokens_expire_and_are_tamper_proof():
-    token = tokens.issue("k", "ann")
-    assert tokens.verify("k", token, 60) == "ann"
+    token = tokens.issue("k", "ann", "key1")
+    assert tokens.verify("k", token, 60) == ("ann", "key1")
     with pytest.raises(tokens.TokenError, match="expired"):
         tokens.verify("k", token, -1)
     with pytest.raises(tokens.TokenError, match="invalid"):
@@ -42,6 +44,48 @@ def test_tokens_expire_and_are_tamper_proof():
         tokens.verify("k", token[:-2] + "xx", 60)
     with pytest.raises(tokens.TokenError, match="missing"):
         tokens.verify("k", None, 60)
+
+
+def test_a_token_is_bound_to_its_user_and_dies_with_revocation(client, redis, user):
+    reply = client.post("/auth/token", json={"username": user[0], "password": user[1]})
+    token = reply.get_json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/notifications", headers=headers).status_code == 200
+    accounts.revoke_tokens(redis, user[0])
+    refused = client.get("/api/notifications", headers=headers)
+    assert refused.status_code == 401
+    assert refused.get_json() == {"error": "token has been revoked"}
+    # A user deleted and created again under the same name does not inherit old tokens.
+    fresh = client.post("/auth/token", json={"username": user[0], "password": user[1]})
+    old = {"Authorization": f"Bearer {fresh.get_json()['token']}"}
+    redis.delete(f"herald:user:{user[0]}")
+    redis.srem(accounts.USERS, user[0])
+    accounts.create_user(redis, user[0], user[1])
+    assert client.get("/api/notifications", headers=old).status_code == 401
+
+
+def test_a_forged_token_for_another_user_is_refused(client, redis, user, admin):
+    # Signed with the right secret, but carrying the wrong user's key.
+    forged = tokens.issue("test-secret-key", admin[0], accounts.get_user(redis, user[0])["token_key"])
+    reply = client.get("/api/notifications", headers={"Authorization": f"Bearer {forged}"})
+    assert reply.status_code == 401
+
+
+def test_api_keys_are_listed_and_revoked(client, redis):
+    key = accounts.create_api_key(redis, "etl")
+    accounts.create_api_key(redis, "cron")
+    listed = accounts.list_api_keys(redis)
+    assert [k["name"] for k in listed] == ["cron", "etl"]
+    assert all(isinstance(k["created"], int) for k in listed)
+    envelope = {"topic": "etl.done", "title": "done"}
+    headers = {"Authorization": f"Bearer {key}"}
+    assert client.post("/api/notifications", json=envelope, headers=headers).status_code == 201
+    accounts.revoke_api_key(redis, "etl")
+    assert [k["name"] for k in accounts.list_api_keys(redis)] == ["cron"]
+    refused = client.post("/api/notifications", json=envelope, headers=headers)
+    assert refused.status_code == 401 and refused.get_json() == {"error": "API key is not valid"}
+    with pytest.raises(accounts.AccountError, match="no API key 'etl'"):
+        accounts.revoke_api_key(redis, "etl")
 
 
 def test_dashboard_needs_sign_in(client):
@@ -76,7 +120,9 @@ def test_accounts_rules(redis):
         accounts.create_user(redis, "cy", "short")
     with pytest.raises(accounts.AccountError, match="name: "):
         accounts.create_user(redis, "bad name", "long-enough")
-    assert accounts.authenticate(redis, "ann", "long-enough") == {"name": "ann", "admin": False}
+    ann = accounts.authenticate(redis, "ann", "long-enough")
+    assert {k: ann[k] for k in ("name", "admin")} == {"name": "ann", "admin": False}
+    assert len(ann["token_key"]) == 16
     assert accounts.authenticate(redis, "ann", "wrong-pass") is None
     assert accounts.count_users(redis) == 1
 

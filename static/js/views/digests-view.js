@@ -12,15 +12,17 @@
 
   herald.DigestRowView = Backbone.View.extend({
     tagName: 'tr',
-    template: _.template(
-      '<td><%- email %></td><td><code><%- topics.join(", ") %></code></td>' +
-      '<td><%- min_severity %></td><td><%- schedule %> <small><%- timezone %></small>' +
-      '<% if (critical_now) { %><br><small>critical ones at once</small><% } %></td>' +
-      '<td class="state"><%- enabled ? "enabled" : "paused" %></td>' +
-      '<td class="actions"><button type="button" class="toggle"><%- enabled ? "Pause" : "Resume" %></button>' +
-      '<button type="button" class="edit">Edit</button>' +
-      '<button type="button" class="preview">Preview</button>' +
-      '<button type="button" class="delete">Delete</button></td>'),
+    template: function (d) {
+      var e = _.escape;
+      return '<td>' + e(d.email) + '</td><td><code>' + e(d.topics.join(', ')) + '</code></td>' +
+        '<td>' + e(d.min_severity) + '</td><td>' + e(d.schedule) + ' <small>' + e(d.timezone) + '</small>' +
+        (d.critical_now ? '<br><small>critical ones at once</small>' : '') + '</td>' +
+        '<td class="state">' + (d.enabled ? 'enabled' : 'paused') + '</td>' +
+        '<td class="actions"><button type="button" class="toggle">' + (d.enabled ? 'Pause' : 'Resume') +
+        '</button><button type="button" class="edit">Edit</button>' +
+        '<button type="button" class="preview">Preview</button>' +
+        '<button type="button" class="delete">Delete</button></td>';
+    },
 
     events: {
       'click .toggle': 'toggle',

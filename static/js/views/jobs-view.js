@@ -9,20 +9,31 @@
     tagName: 'li',
     className: 'job',
 
-    template: _.template(
-      '<div class="job-head"><strong class="job-name"><%- name %></strong>' +
-      '<span class="job-status"><%- status %></span>' +
-      '<code class="job-id"><%- id %></code></div>' +
-      '<div class="progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" ' +
-      'aria-valuenow="<%- percent %>"><div class="bar" style="width: <%- percent %>%"></div></div>' +
-      '<div class="progress-text"><%- percent %>%<% if (tasksTotal) { %> · ' +
-      '<%- tasksCompleted %> / <%- tasksTotal %> tasks<% } %></div>' +
-      '<% if (status === "succeeded") { %><div class="outcome success">' +
-      '<% if (rowsWritten !== undefined && rowsWritten !== null) { %><%- rowsWritten.toLocaleString() %> rows written' +
-      '<% if (outputPath) { %> to <code><%- outputPath %></code><% } %> <% } %>' +
-      'in <%- Number(duration || 0).toFixed(1) %> s</div><% } %>' +
-      '<% if (status === "failed") { %><div class="outcome failure">' +
-      '<strong><%- errorType %></strong>: <%- errorMessage %></div><% } %>'),
+    // The bar's width is set through the CSSOM in render: the CSP refuses inline style.
+    template: function (job) {
+      var e = _.escape;
+      var html = '<div class="job-head"><strong class="job-name">' + e(job.name) + '</strong>' +
+        '<span class="job-status">' + e(job.status) + '</span>' +
+        '<code class="job-id">' + e(job.id) + '</code></div>' +
+        '<div class="progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" ' +
+        'aria-valuenow="' + e(job.percent) + '"><div class="bar"></div></div>' +
+        '<div class="progress-text">' + e(job.percent) + '%' +
+        (job.tasksTotal ? ' · ' + e(job.tasksCompleted) + ' / ' + e(job.tasksTotal) + ' tasks' : '') +
+        '</div>';
+      if (job.status === 'succeeded') {
+        html += '<div class="outcome success">';
+        if (job.rowsWritten !== undefined && job.rowsWritten !== null) {
+          html += e(job.rowsWritten.toLocaleString()) + ' rows written' +
+            (job.outputPath ? ' to <code>' + e(job.outputPath) + '</code>' : '') + ' ';
+        }
+        html += 'in ' + e(Number(job.duration || 0).toFixed(1)) + ' s</div>';
+      }
+      if (job.status === 'failed') {
+        html += '<div class="outcome failure"><strong>' + e(job.errorType) + '</strong>: ' +
+          e(job.errorMessage) + '</div>';
+      }
+      return html;
+    },
 
     initialize: function () {
       this.listenTo(this.model, 'change', this.render);
@@ -34,6 +45,7 @@
         rowsWritten: null, outputPath: '', duration: 0, errorType: '', errorMessage: ''});
       this.$el.attr({'data-id': this.model.id, 'data-status': data.status})
         .html(this.template(data));
+      this.$('.bar').css('width', Number(data.percent) + '%');
       return this;
     }
   });

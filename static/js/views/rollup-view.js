@@ -17,9 +17,12 @@
   }
 
   herald.RollupView = Backbone.View.extend({
-    rowTemplate: _.template(
-      '<tr><td><code><%- topic %></code></td><td class="num"><%- total.toLocaleString() %></td>' +
-      '<td><%- first_seen %></td><td><%- last_seen %></td></tr>'),
+    rowTemplate: function (row) {
+      var e = _.escape;
+      return '<tr><td><code>' + e(row.topic) + '</code></td>' +
+        '<td class="num">' + e(row.total.toLocaleString()) + '</td>' +
+        '<td>' + e(row.first_seen) + '</td><td>' + e(row.last_seen) + '</td></tr>';
+    },
 
     initialize: function (options) {
       this.listenTo(options.jobs, 'change:status', function (job) {
@@ -84,9 +87,11 @@
         chart.appendChild(text);
       });
       this.$('.chart-holder').empty().append(chart);
-      this.$('.legend').html(_.map(topics, function (topic) {
-        return '<span><i style="background:' + colour[topic] + '"></i>' + _.escape(topic) + '</span>';
-      }).join(''));
+      // Colours through the CSSOM: a style attribute would be inline style, which the CSP refuses.
+      this.$('.legend').empty().append(_.map(topics, function (topic) {
+        var swatch = $('<i>').css('background', colour[topic]);
+        return $('<span>').append(swatch, document.createTextNode(topic));
+      }));
     }
   });
 })(window.herald = window.herald || {});

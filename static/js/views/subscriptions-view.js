@@ -5,10 +5,12 @@
   'use strict';
 
   herald.SubscriptionsView = Backbone.View.extend({
-    itemTemplate: _.template(
-      '<li data-topic="<%- id %>"><code><%- id %></code> ' +
-      '<button type="button" class="unsubscribe" aria-label="Unsubscribe from <%- id %>">' +
-      'remove</button></li>'),
+    itemTemplate: function (topic) {
+      var id = _.escape(topic.id);
+      return '<li data-topic="' + id + '"><code>' + id + '</code> ' +
+        '<button type="button" class="unsubscribe" aria-label="Unsubscribe from ' + id + '">' +
+        'remove</button></li>';
+    },
 
     events: {
       'submit .subscribe-form': 'subscribe',

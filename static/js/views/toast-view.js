@@ -7,10 +7,11 @@
   'use strict';
 
   herald.ToastView = Backbone.View.extend({
-    template: _.template(
-      '<button class="close" type="button" aria-label="Dismiss">&times;</button>' +
-      '<div class="title"><%- title %></div>' +
-      '<div class="topic"><%- topic %></div>'),
+    template: function (n) {
+      return '<button class="close" type="button" aria-label="Dismiss">&times;</button>' +
+        '<div class="title">' + _.escape(n.title) + '</div>' +
+        '<div class="topic">' + _.escape(n.topic) + '</div>';
+    },
 
     events: {
       'click .close': 'dismiss'

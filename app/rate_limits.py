@@ -1,0 +1,78 @@
+"""Rate limits (Flask-Limiter, counted in Herald's Redis so every web process shares them).
+
+- sign-in (``POST /login``), per client address: RATELIMIT_LOGIN;
+- tokens for a password (``POST /auth/token``), per client address:
+  RATELIMIT_TOKEN; tokens for a signed-in page (``GET /auth/session-token``,
+  which every open tab calls when it reconnects, so many at once after a
+  restart, maybe from one address behind a NAT), per signed-in user:
+  RATELIMIT_SESSION_TOKEN;
+- every API request made with an API key, per key: RATELIMIT_API_KEY.
+
+Past a limit the answer is 429 with ``Retry-After`` (seconds) and, on the
+JSON endpoints, ``{"error": "rate limit exceeded: ..."}``. Behind a proxy the
+client address comes from X-Forwarded-For only when TRUSTED_PROXIES says so
+(app/security.py). When Redis is unreachable the limits are kept in the
+process's memory meanwhile, rather than failing the request.
+"""
+import hashlib
+
+from flask import jsonify, render_template, request, session
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from flask_limiter.util import get_remote_address
+
+from . import accounts
+
+
+def storage_uri(redis_url):
+    """The limits library's spelling of a Redis URL (``unix://`` is ``redis+unix://``)."""
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url[len("unix://"):]
+    return redis_url
+
+
+def _bearer():
+    header = request.headers.get("Authorization", "")
+    scheme, _, credential = header.partition(" ")
+    return credential.strip() if scheme.lower() == "bearer" else ""
+
+
+def api_key_identity():
+    """The limit's key for an API-key request: a digest, never the key itself."""
+    return "apikey:" + hashlib.sha256(_bearer().encode()).hexdigest()[:32]
+
+
+def not_an_api_key():
+    return not _bearer().startswith(accounts.API_KEY_PREFIX)
+
+
+def init_app(app, api_blueprint):
+    """Give ``app`` a limiter of its own and put the limits on its views.
+
+    Runs after the blueprints are registered: the views it limits are
+    replaced by their limited selves.
+    """
+    config = app.config
+    limiter = Limiter(get_remote_address, app=app, headers_enabled=True, swallow_errors=True,
+                      in_memory_fallback_enabled=True, key_prefix="herald:limits",
+                      storage_uri=storage_uri(config["REDIS_URL"]),
+                      storage_options={"socket_connect_timeout": 2, "socket_timeout": 2})
+    app.extensions["herald.limiter"] = limiter
+    limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
+                  exempt_when=not_an_api_key, scope="apikey")(api_blueprint)
+    views = app.view_functions
+    views["auth.login"] = limiter.limit(lambda: config["RATELIMIT_LOGIN"], methods=["POST"],
+                                        scope="login")(views["auth.login"])
+    views["auth.token"] = limiter.limit(lambda: config["RATELIMIT_TOKEN"],
+                                        scope="token")(views["auth.token"])
+    views["auth.session_token"] = limiter.limit(
+        lambda: config["RATELIMIT_SESSION_TOKEN"], scope="session-token",
+        key_func=lambda: "user:" + str(session.get("user") or get_remote_address()),
+    )(views["auth.session_token"])
+
+    @app.errorhandler(RateLimitExceeded)
+    def too_many(exc):
+        message = f"rate limit exceeded: {exc.description}"
+        if request.path == "/login":
+            return render_template("login.html", username="", error=message), 429
+        return jsonify(error=message), 429

@@ -1,0 +1,71 @@
+"""Rate limits: per client address on sign-in and tokens, per API key on the API;
+429 with Retry-After, counted in Redis so that every web process shares them."""
+import pytest
+
+from app import accounts, create_app
+from app.config import TestConfig
+
+
+@pytest.fixture
+def limited(redis_server, redis):
+    app = create_app(TestConfig(redis_server.url, RATELIMIT_LOGIN="3 per minute",
+                                RATELIMIT_TOKEN="2 per minute", RATELIMIT_API_KEY="5 per minute"))
+    accounts.create_user(redis, "ann", "ann-password")
+    return app
+
+
+def test_token_endpoint_is_limited_per_address(limited):
+    client = limited.test_client()
+    body = {"username": "ann", "password": "wrong-password"}
+    assert [client.post("/auth/token", json=body).status_code for _ in range(2)] == [401, 401]
+    refused = client.post("/auth/token", json={"username": "ann", "password": "ann-password"})
+    assert refused.status_code == 429
+    assert refused.get_json()["error"].startswith("rate limit exceeded: 2 per 1 minute")
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+    # Another address has its own count.
+    other = client.post("/auth/token", json={"username": "ann", "password": "ann-password"},
+                        environ_base={"REMOTE_ADDR": "10.1.2.3"})
+    assert other.status_code == 200
+
+
+def test_login_form_is_limited_per_address(limited):
+    client = limited.test_client()
+    page = client.get("/login").get_data(as_text=True)
+    import re
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    form = {"username": "ann", "password": "wrong-password", "csrf_token": csrf}
+    assert [client.post("/login", data=form).status_code for _ in range(3)] == [401, 401, 401]
+    refused = client.post("/login", data=form)
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    assert "rate limit exceeded" in refused.get_data(as_text=True)
+    assert client.get("/login").status_code == 200  # only POSTs count
+
+
+def test_api_is_limited_per_key_and_the_limit_is_shared_through_redis(limited, redis_server):
+    first, second = accounts.create_api_key(limited.extensions["herald.redis"], "etl"), None
+    second = accounts.create_api_key(limited.extensions["herald.redis"], "cron")
+    envelope = {"topic": "etl.done", "title": "done"}
+    one = limited.test_client()
+    # Another app on the same Redis: a second web process.
+    other = create_app(TestConfig(redis_server.url, RATELIMIT_API_KEY="5 per minute")).test_client()
+    codes = [client.post("/api/notifications", json=envelope,
+                         headers={"Authorization": f"Bearer {first}"}).status_code
+             for client in (one, other, one, other, one, other)]
+    assert codes == [201] * 5 + [429]
+    refused = one.post("/api/notifications", json=envelope, headers={"Authorization": f"Bearer {first}"})
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    assert refused.get_json()["error"].startswith("rate limit exceeded")
+    # Another key is counted apart; a refused request stored nothing.
+    assert one.post("/api/notifications", json=envelope,
+                    headers={"Authorization": f"Bearer {second}"}).status_code == 201
+    assert limited.extensions["herald.redis"].xlen("herald:stream") == 6
+
+
+def test_limits_survive_redis_going_away(limited, redis_server):
+    """With Redis unreachable the limiter falls back to memory: the request gets the
+    API's own 503, not a 500 from the limiter."""
+    from app.config import TestConfig as Config
+    app = create_app(Config("redis://127.0.0.1:1/0", RATELIMIT_API_KEY="5 per minute"))
+    reply = app.test_client().post("/api/notifications", json={"topic": "a", "title": "b"},
+                                   headers={"Authorization": "Bearer hk_nothing"})
+    assert reply.status_code == 503
