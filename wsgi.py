@@ -22,7 +22,7 @@ import gevent  # noqa: E402
 from gevent import pywsgi  # noqa: E402
 from geventwebsocket.handler import WebSocketHandler  # noqa: E402
 
-from app import create_app  # noqa: E402
+from app import create_app, metrics  # noqa: E402
 
 app = create_app()
 log = logging.getLogger("herald.web")
@@ -61,6 +61,7 @@ def serve():
     tune_garbage_collection()
     relay = app.extensions["herald.relay"]
     relay.start()
+    gevent.spawn(metrics.keep_snapshots, app, lambda: relay.running)
     access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
     server = pywsgi.WSGIServer(sock, app, handler_class=WebSocketHandler, log=access_log)

@@ -12,15 +12,15 @@ jobs use ``app.bus`` and ``app.notifications`` without loading Flask.
 
 def create_app(config=None):
     """Build a Herald app from ``config`` (a Config; from the environment by default)."""
-    import logging
 
     from flask import Flask
 
-    from . import cli, extensions, rate_limits, security
+    from . import cli, extensions, logs, rate_limits, security
     from .api import bp as api_bp
     from .auth import bp as auth_bp
     from .bus import Bus
     from .config import ROOT, Config
+    from .ops import bp as ops_bp
     from .pages import bp as pages_bp
     from .realtime import init_app as init_realtime
     from .redis_client import connect
@@ -29,19 +29,19 @@ def create_app(config=None):
     app = Flask(__name__, static_folder=str(ROOT / "static"),
                 template_folder=str(ROOT / "templates"))
     app.config.from_object(config)
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("geventwebsocket.handler").setLevel(logging.WARNING)
+    logs.configure()
 
     client = connect(app.config["REDIS_URL"])
     app.extensions["herald.redis"] = client
     app.extensions["herald.bus"] = Bus(client, app.config["HISTORY_MAX"])
     extensions.csrf.init_app(app)
     security.init_app(app)
+    logs.init_app(app)
 
     app.register_blueprint(auth_bp)
     app.register_blueprint(api_bp)
     app.register_blueprint(pages_bp)
+    app.register_blueprint(ops_bp)
     extensions.csrf.exempt(api_bp)
     rate_limits.init_app(app, api_bp)
 

@@ -95,6 +95,8 @@ class Config:
         self.SESSION_COOKIE_SECURE = _secure_cookies()
         self.SESSION_COOKIE_NAME = "herald_session"
         self.PERMANENT_SESSION_LIFETIME = _int("SESSION_LIFETIME", 12 * 3600)
+        # With it set, /metrics asks for "Authorization: Bearer <METRICS_TOKEN>".
+        self.METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
         # Proxies in front of Herald whose X-Forwarded-For/-Proto to believe (nginx: 1).
         self.TRUSTED_PROXIES = _int("TRUSTED_PROXIES", 0)
         # Rate limits (flask-limiter syntax); storage is Herald's Redis.

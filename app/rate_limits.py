@@ -22,13 +22,24 @@ from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from . import accounts
+from .redis_client import parse_sentinel_url
 
 
-def storage_uri(redis_url):
-    """The limits library's spelling of a Redis URL (``unix://`` is ``redis+unix://``)."""
+def storage(redis_url):
+    """``(uri, options)`` for the limits library's Redis storage on ``redis_url``.
+
+    Its spellings differ from redis-py's: ``unix://`` is ``redis+unix://``; a
+    sentinel URL carries no db in its path (it goes in the options), and the
+    counts are read from the master only, never from a lagging replica.
+    """
+    options = {"socket_connect_timeout": 2, "socket_timeout": 2}
     if redis_url.startswith("unix://"):
-        return "redis+unix://" + redis_url[len("unix://"):]
-    return redis_url
+        return "redis+unix://" + redis_url[len("unix://"):], options
+    if redis_url.startswith("redis+sentinel://"):
+        _sentinels, service, db, _password = parse_sentinel_url(redis_url)
+        netloc = redis_url[len("redis+sentinel://"):].split("/", 1)[0]
+        return f"redis+sentinel://{netloc}/{service}", dict(options, db=db, use_replicas=False)
+    return redis_url, options
 
 
 def _bearer():
@@ -53,10 +64,10 @@ def init_app(app, api_blueprint):
     replaced by their limited selves.
     """
     config = app.config
+    uri, options = storage(config["REDIS_URL"])
     limiter = Limiter(get_remote_address, app=app, headers_enabled=True, swallow_errors=True,
                       in_memory_fallback_enabled=True, key_prefix="herald:limits",
-                      storage_uri=storage_uri(config["REDIS_URL"]),
-                      storage_options={"socket_connect_timeout": 2, "socket_timeout": 2})
+                      storage_uri=uri, storage_options=options)
     app.extensions["herald.limiter"] = limiter
     limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
                   exempt_when=not_an_api_key, scope="apikey")(api_blueprint)

@@ -8,8 +8,15 @@ The pool is a blocking one: redis-py's default pool refuses outright
 process meets whenever more than 100 browsers connect at the same moment
 (after a restart, every open tab does). Here a greenlet past the limit
 waits its turn for up to POOL_WAIT seconds instead.
+
+Redis Sentinel: ``redis+sentinel://[:password@]host:port[,host:port...]/service[/db]``
+asks those sentinels where the master of ``service`` is, and asks again after
+a failover (the same URL form the rate limiter's storage takes).
 """
+from urllib.parse import unquote, urlsplit
+
 import redis
+from redis.sentinel import Sentinel
 
 # Errors that mean "Redis is not reachable right now", as opposed to a bug.
 UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OSError)
@@ -24,6 +31,39 @@ def connect(url, **options):
     options.setdefault("socket_connect_timeout", 2)
     options.setdefault("socket_timeout", 5)
     options.setdefault("health_check_interval", 30)
+    if url.startswith("redis+sentinel://"):
+        return _sentinel_master(url, options)
     options.setdefault("max_connections", POOL_SIZE)
     options.setdefault("timeout", POOL_WAIT)
     return redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(url, **options))
+
+
+class SentinelURLError(ValueError):
+    """A ``redis+sentinel://`` URL that cannot be used; the message says why."""
+
+
+def parse_sentinel_url(url):
+    """``(sentinels [(host, port)], service, db, password)`` from a sentinel URL."""
+    parts = urlsplit(url)
+    hosts = parts.netloc.rsplit("@", 1)[-1]
+    password = unquote(parts.password) if parts.password else None
+    sentinels = []
+    for address in filter(None, hosts.split(",")):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise SentinelURLError(f"REDIS_URL: sentinel address {address!r} must be host:port")
+        sentinels.append((host.strip("[]"), int(port)))
+    path = [piece for piece in parts.path.split("/") if piece]
+    if not sentinels or not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
+        raise SentinelURLError("REDIS_URL: must be redis+sentinel://host:port[,host:port...]/service[/db]")
+    return sentinels, path[0], int(path[1]) if len(path) == 2 else 0, password
+
+
+def _sentinel_master(url, options):
+    sentinels, service, db, password = parse_sentinel_url(url)
+    options.pop("timeout", None)
+    # redis-py's sentinel pool refuses past max_connections rather than waiting: keep it high.
+    options.setdefault("max_connections", POOL_SIZE * 10)
+    sentinel = Sentinel(sentinels, socket_timeout=options.get("socket_timeout", 5),
+                        socket_connect_timeout=options.get("socket_connect_timeout", 2))
+    return sentinel.master_for(service, db=db, password=password, **options)

@@ -22,7 +22,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from app import history
+from app import history, logs, metrics
 from app.bus import STREAM
 from app.config import redis_url, var_dir
 from app.notifications import id_key, with_id
@@ -99,6 +99,10 @@ def write(folder, entries):
     return entries[-1][0].decode()
 
 
+SPARK_OUTCOMES = {b"spark.job.succeeded": "spark_jobs_succeeded",
+                  b"spark.job.failed": "spark_jobs_failed"}
+
+
 class Archiver:
     """Follows the stream from the archive's own last id."""
 
@@ -125,12 +129,21 @@ class Archiver:
                     if entries:
                         self.position = write(self.folder, entries)
                         self.written += len(entries)
+                        self._count_spark_outcomes(entries)
             except UNAVAILABLE as exc:
                 if not down:
                     log.warning("Redis is unreachable (%s); retrying with backoff", exc)
                 down = True
                 time.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX)
+
+    def _count_spark_outcomes(self, entries):
+        """Spark job outcomes for /metrics: the archiver reads every notification
+        exactly once, whichever way a job published it (Redis or ZeroMQ)."""
+        for _entry_id, fields in entries:
+            outcome = SPARK_OUTCOMES.get(fields.get(b"topic"))
+            if outcome:
+                metrics.count(self.client, outcome)
 
     def _check_gap(self):
         """Once per connection: say so if entries we never archived were trimmed away."""
@@ -143,8 +156,7 @@ class Archiver:
 
 
 def main():
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure()
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     signal.signal(signal.SIGINT, lambda *_: running.clear())

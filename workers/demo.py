@@ -12,6 +12,7 @@ import random
 import signal
 import time
 
+from app import logs
 from app.bus import BusUnavailable, publish
 
 log = logging.getLogger("herald.demo")
@@ -36,7 +37,7 @@ def sample(counter, rng):
 
 
 def main():
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure()
     interval = float(os.environ.get("DEMO_INTERVAL", "3"))
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())

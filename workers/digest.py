@@ -19,6 +19,7 @@ import os
 import signal
 import time
 
+from app import logs
 from app.config import redis_url
 from app.redis_client import UNAVAILABLE, connect
 
@@ -63,8 +64,7 @@ class Worker:
 
 
 def main():
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure()
     try:
         smtp = Smtp.from_env()
     except SmtpUrlError as exc:

@@ -23,6 +23,7 @@ import sys
 
 import zmq
 
+from app import logs
 from app.bus import DEFAULT_HISTORY_MAX, Bus
 from app.config import redis_url
 from app.redis_client import connect
@@ -36,8 +37,7 @@ log = logging.getLogger("herald.bridge")
 
 
 def _logging():
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure()
 
 
 def _on_stop(callback):

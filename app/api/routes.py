@@ -1,4 +1,5 @@
 """``POST/GET /api/notifications`` and ``GET /healthz`` (see DESIGN.md, REST contract)."""
+import logging
 import os
 
 from flask import jsonify, request
@@ -8,6 +9,7 @@ from ..notifications import EnvelopeError, check_stream_id
 from ..redis_client import UNAVAILABLE
 from . import access, bp
 
+log = logging.getLogger("herald.api")
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 
@@ -25,6 +27,9 @@ def publish(who):
         published = extensions.bus().publish_envelope(envelope)
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
+    # The notification's own correlation id (a run's, a request's) when it has one.
+    log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
+             extra={"correlation_id": envelope.get("correlation_id")})
     return jsonify(published), 201
 
 

@@ -12,9 +12,12 @@ It also closes the seam for connections that resume from a ``last_id``
 relay delivers that the connection may see is kept for it, and once its
 replay is done :meth:`release` hands over the part the replay did not cover.
 """
+import time
+
 import orjson
 
 from ..live_feed import LiveFeed
+from ..metrics import LAG_BUCKETS, Histogram
 from ..notifications import id_key, visible_to
 from . import rooms
 
@@ -40,6 +43,7 @@ class Relay:
                              deliver_many=self.deliver_many)
         self.running = False
         self.delivered = 0
+        self.lag = Histogram(LAG_BUCKETS)  # publish (the id's time) to fan-out, per batch
         self.held = {}    # sid -> Held
         self.floors = {}  # sid -> id key up to which its replay already sent everything
 
@@ -84,6 +88,8 @@ class Relay:
                 self.floors = {sid: floor for sid, floor in self.floors.items() if floor > key}
         self.sio.fan_out_many(rooms.NAMESPACE, batch)
         self.delivered += len(batch)
+        published_ms = id_key(pairs[0][0]["id"])[0]
+        self.lag.observe(max(0.0, time.time() - published_ms / 1000))
 
     # -- the replay seam -------------------------------------------------------
 

@@ -34,6 +34,8 @@ from engineio import exceptions as eio_exceptions
 from engineio import packet as eio_packet
 from engineio import socket as eio_socket
 
+from ..metrics import BATCH_BUCKETS, Histogram
+
 log = logging.getLogger(__name__)
 
 
@@ -102,18 +104,22 @@ class HeraldServer(socketio.Server):
         super().__init__(**options)
         self.max_queue = max_queue
         self.slow_disconnects = 0
+        self.deliveries = 0  # notifications handed to clients, one per client
+        self.batch_sizes = Histogram(BATCH_BUCKETS)
         self.waiting = {}  # eio sid -> its NotificationPacket last put in its queue
 
     def fan_out(self, namespace, rooms, text, skip=None):
         """Send one notification (``text``: its JSON) to every connection in ``rooms``,
         once each, except the sids in ``skip``."""
         frame = None
+        sent = 0
         for sid, eio_sid in self.manager.get_participants(namespace, rooms):
             if skip and sid in skip:
                 continue
             socket = self.eio.sockets.get(eio_sid)
             if socket is None or socket.closing or socket.closed:
                 continue
+            sent += 1
             writer = self._lean_writer(socket)
             if writer is not None and not writer.busy and not socket.queue.qsize():
                 if frame is None:
@@ -121,11 +127,13 @@ class HeraldServer(socketio.Server):
                 writer.write_now(frame)
             else:
                 self.send_notification(namespace, eio_sid, text, socket)
+        self.deliveries += sent
 
     def fan_out_many(self, namespace, batch):
         """:meth:`fan_out` for a batch of ``(rooms, text, skip)`` in order: an idle
         client gets one frame with all of the batch's notifications that are for
         it, built once for every client that gets the same ones."""
+        self.batch_sizes.observe(len(batch))
         if len(batch) == 1:
             self.fan_out(namespace, *batch[0])
             return
@@ -144,6 +152,7 @@ class HeraldServer(socketio.Server):
             socket = self.eio.sockets.get(eio_sid)
             if socket is None or socket.closing or socket.closed:
                 continue
+            self.deliveries += len(indexes)
             writer = self._lean_writer(socket)
             if writer is not None and not writer.busy and not socket.queue.qsize():
                 key = tuple(indexes)

@@ -31,6 +31,7 @@ from collections import Counter, deque
 import orjson
 import zmq
 
+from app import metrics
 from app.redis_client import UNAVAILABLE
 
 from . import frames
@@ -56,6 +57,9 @@ class Item:
         self.in_flight = False
 
 
+REPORT_SECONDS = 1.0
+
+
 class Ingest:
     """Reads the ingest sockets and writes to Redis; runs in the bridge's main thread."""
 
@@ -73,6 +77,8 @@ class Ingest:
         self.retry_at = 0.0
         self.backoff = BACKOFF_FIRST
         self.counters = Counter()
+        self.reported = Counter()  # what report() has already added to Redis
+        self.report_at = 0.0
         self._bad_window = (0, 0)  # (second, lines logged in it)
 
     @staticmethod
@@ -100,6 +106,28 @@ class Ingest:
                 self._drain(self.pull, self._on_push)
             self.flush()
             self._expire()
+            if time.monotonic() >= self.report_at:
+                self.report()
+
+    def report(self):
+        """Once a second, the figures /metrics shows: the backlog now, and what
+        was received and refused since the last report (skipped while Redis is away)."""
+        self.report_at = time.monotonic() + REPORT_SECONDS
+        if self.redis_down:
+            return
+        refused = sum(n for name, n in self.counters.items()
+                      if name.startswith("bad_") or name == "refused_backlog_full")
+        now = {"bridge_received": self.counters["received"], "bridge_refused": refused}
+        try:
+            with self.bus.client.pipeline(transaction=False) as pipe:
+                pipe.hset(metrics.WORKERS, "bridge_backlog", self._backlog_size())
+                for field, value in now.items():
+                    if value > self.reported[field]:
+                        pipe.hincrby(metrics.WORKERS, field, value - self.reported[field])
+                pipe.execute()
+            self.reported.update({k: v - self.reported[k] for k, v in now.items()})
+        except UNAVAILABLE:
+            pass  # the next write to Redis notices and backs off
 
     def _backlog_size(self):
         return len(self.backlog) - self.dropped_in_backlog

@@ -19,6 +19,7 @@ import time
 
 import orjson
 
+from app import metrics
 from app.digests import render, store, windows
 
 from .smtp import ERRORS
@@ -75,6 +76,7 @@ class Sender:
         return self.sent - before
 
     def _smtp_failed(self, exc):
+        metrics.count(self.client, "digest_send_failures")
         if not self.failing:
             self.failing = True
             log.warning("SMTP failed (%s); nothing is dropped, retrying with backoff", exc)
@@ -95,6 +97,7 @@ class Sender:
             self.fault("send:before-smtp")
             self.smtp.send(message)
             self.sent += 1
+            metrics.count(self.client, "digest_emails_sent")
             emailed = True
             self.fault("send:after-smtp")
         with self.client.pipeline() as pipe:
@@ -117,6 +120,7 @@ class Sender:
                     self.fault("outbox:before-smtp")
                     self.smtp.send(message)
                     self.sent += 1
+                    metrics.count(self.client, "digest_emails_sent")
                     self.fault("outbox:after-smtp")
                 with self.client.pipeline() as pipe:
                     pipe.set(windows.sent_key(key), 1, ex=windows.SENT_TTL)

@@ -1,0 +1,77 @@
+"""Structured logs: one JSON object per line, carrying ``correlation_id``.
+
+Every process (web and workers) calls :func:`configure`. A line has ``ts``,
+``level``, ``logger``, ``message``, ``process`` and, when known,
+``correlation_id``: the one set for the current request or greenlet (see
+:func:`bind`), or one passed per call as ``extra={"correlation_id": ...}``.
+A web request takes its id from the ``X-Correlation-ID`` header (or gets a
+new one) and answers with it; a published notification's own
+``correlation_id`` (a Spark run's, say) is what its log lines carry.
+``LOG_FORMAT=text`` gives the plain one-line format instead, for reading by eye.
+"""
+import contextvars
+import logging
+import os
+import re
+import time
+import uuid
+
+import orjson
+
+current = contextvars.ContextVar("correlation_id", default=None)
+HEADER = "X-Correlation-ID"
+GOOD_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record):
+        entry = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+                  + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "process": record.process,
+        }
+        correlation_id = getattr(record, "correlation_id", None) or current.get()
+        if correlation_id:
+            entry["correlation_id"] = correlation_id
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(entry).decode()
+
+
+def configure(level=logging.INFO):
+    """Log to stderr in the format LOG_FORMAT says (``json``, the default, or ``text``)."""
+    handler = logging.StreamHandler()
+    if os.environ.get("LOG_FORMAT", "json") == "text":
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    else:
+        handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("geventwebsocket.handler").setLevel(logging.WARNING)
+
+
+def bind(correlation_id):
+    """Make ``correlation_id`` the current one (for this greenlet or thread)."""
+    current.set(correlation_id)
+
+
+def init_app(app):
+    """Give every request a correlation id: the client's, when it is a sane one, else new."""
+    from flask import request
+
+    @app.before_request
+    def take_correlation_id():
+        given = request.headers.get(HEADER, "")
+        bind(given if GOOD_ID.match(given) else uuid.uuid4().hex)
+
+    @app.after_request
+    def give_correlation_id(response):
+        response.headers.setdefault(HEADER, current.get() or "")
+        return response

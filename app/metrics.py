@@ -1,0 +1,201 @@
+"""Herald's figures for Prometheus: one ``/metrics`` for the whole deployment.
+
+Each process keeps its own numbers where they arise, at no cost per
+delivery beyond an integer addition:
+
+- every web process writes a snapshot of its figures (connected clients,
+  deliveries, batch sizes, relay lag, Redis reconnects, slow-client
+  disconnects) to ``herald:metrics:web:<host>:<pid>`` every few seconds,
+  with an expiry, so a process that died drops out;
+- the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
+  backlog, digest emails sent and failed, Spark job outcomes).
+
+``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
+any of them), renders all of it in the Prometheus text format
+(prometheus-client), the web figures labelled with ``process``.
+"""
+import logging
+import os
+import socket
+import time
+
+import orjson
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.registry import CollectorRegistry
+
+from .redis_client import UNAVAILABLE
+
+log = logging.getLogger(__name__)
+
+WEB_PREFIX = "herald:metrics:web:"
+WORKERS = "herald:metrics:workers"
+SNAPSHOT_EVERY = 5   # seconds between a web process's snapshots
+SNAPSHOT_TTL = 20    # seconds a snapshot outlives its process
+BATCH_BUCKETS = (1, 2, 5, 10, 20, 50, 100)
+LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+
+# Worker figures: hash field -> (kind, help).
+WORKER_METRICS = {
+    "bridge_backlog": ("gauge", "Messages the ZeroMQ bridge holds, waiting for Redis."),
+    "bridge_received": ("counter", "Messages the ZeroMQ bridge accepted."),
+    "bridge_refused": ("counter", "Messages the ZeroMQ bridge refused (bad input or backlog full)."),
+    "digest_emails_sent": ("counter", "Digest and critical emails sent."),
+    "digest_send_failures": ("counter", "SMTP attempts that failed (retried with backoff)."),
+    "spark_jobs_succeeded": ("counter", "Spark jobs that ended well."),
+    "spark_jobs_failed": ("counter", "Spark jobs that failed."),
+}
+
+
+class Histogram:
+    """Fixed buckets counted in place (cumulative only when rendered)."""
+
+    __slots__ = ("bounds", "counts", "total", "sum")
+
+    def __init__(self, bounds):
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0
+        self.sum = 0.0
+
+    def observe(self, value):
+        for index, bound in enumerate(self.bounds):
+            if value <= bound:
+                break
+        else:
+            index = len(self.bounds)
+        self.counts[index] += 1
+        self.total += 1
+        self.sum += value
+
+    def state(self):
+        return {"counts": self.counts, "sum": self.sum}
+
+
+def process_label():
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def count(client, field, amount=1):
+    """A worker adds to one of its counters (never raises: figures must not break work)."""
+    try:
+        client.hincrby(WORKERS, field, amount)
+    except UNAVAILABLE:
+        pass
+
+
+def gauge(client, field, value):
+    """A worker sets one of its gauges (never raises)."""
+    try:
+        client.hset(WORKERS, field, value)
+    except UNAVAILABLE:
+        pass
+
+
+def web_snapshot(app):
+    """This web process's figures, as plain numbers."""
+    sio = app.extensions["herald.sio"]
+    relay = app.extensions["herald.relay"]
+    return {
+        "connected_clients": len(sio.eio.sockets),
+        "deliveries": sio.deliveries,
+        "notifications_relayed": relay.delivered,
+        "redis_reconnects": relay.feed.reconnects,
+        "relay_connected": int(relay.feed.connected),
+        "slow_client_disconnects": sio.slow_disconnects,
+        "batch_size": sio.batch_sizes.state(),
+        "relay_lag": relay.lag.state(),
+        "at": time.time(),
+    }
+
+
+def save_snapshot(app):
+    client = app.extensions["herald.redis"]
+    client.set(WEB_PREFIX + process_label(), orjson.dumps(web_snapshot(app)), ex=SNAPSHOT_TTL)
+
+
+def keep_snapshots(app, running):
+    """Save this process's snapshot every SNAPSHOT_EVERY seconds while ``running()``."""
+    while running():
+        try:
+            save_snapshot(app)
+        except UNAVAILABLE:
+            pass  # Redis away: the relay reports that; try again next round
+        time.sleep(SNAPSHOT_EVERY)
+
+
+def _histogram(family, process, bounds, state):
+    cumulative, buckets = 0, []
+    for bound, count_ in zip([*map(str, bounds), "+Inf"], state["counts"], strict=True):
+        cumulative += count_
+        buckets.append((bound, cumulative))
+    family.add_metric([process], buckets, state["sum"])
+
+
+class HeraldCollector:
+    """Reads every process's figures from Redis when Prometheus scrapes."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def collect(self):
+        client = self.app.extensions["herald.redis"]
+        try:
+            save_snapshot(self.app)  # this process's figures, fresh
+            keys = sorted(client.scan_iter(WEB_PREFIX + "*", count=500))
+            snapshots = client.mget(keys) if keys else []
+            workers = client.hgetall(WORKERS)
+        except UNAVAILABLE as exc:
+            log.warning("metrics: Redis unreachable (%s); only this process's figures", exc)
+            keys = [(WEB_PREFIX + process_label()).encode()]
+            snapshots = [orjson.dumps(web_snapshot(self.app))]
+            workers = {}
+        families = {
+            "connected_clients": GaugeMetricFamily(
+                "herald_connected_clients", "Socket.IO connections open now.", labels=["process"]),
+            "deliveries": CounterMetricFamily(
+                "herald_deliveries", "Notifications sent to clients (one per client).", labels=["process"]),
+            "notifications_relayed": CounterMetricFamily(
+                "herald_notifications_relayed", "Notifications the relay took from Redis.",
+                labels=["process"]),
+            "redis_reconnects": CounterMetricFamily(
+                "herald_redis_reconnects", "Times the relay lost Redis and reconnected.",
+                labels=["process"]),
+            "relay_connected": GaugeMetricFamily(
+                "herald_relay_connected", "1 while the relay follows the live channel.", labels=["process"]),
+            "slow_client_disconnects": CounterMetricFamily(
+                "herald_slow_client_disconnects", "Clients disconnected for not reading.",
+                labels=["process"]),
+        }
+        batch = HistogramMetricFamily("herald_fanout_batch_size",
+                                      "Notifications fanned out together.", labels=["process"])
+        lag = HistogramMetricFamily("herald_relay_lag_seconds",
+                                    "From publish (the id's time) to the relay's fan-out.",
+                                    labels=["process"])
+        for key, raw in zip(keys, snapshots, strict=True):
+            if raw is None:
+                continue
+            process = (key.decode() if isinstance(key, bytes) else key)[len(WEB_PREFIX):]
+            snapshot = orjson.loads(raw)
+            for name, family in families.items():
+                family.add_metric([process], snapshot[name])
+            _histogram(batch, process, BATCH_BUCKETS, snapshot["batch_size"])
+            _histogram(lag, process, LAG_BUCKETS, snapshot["relay_lag"])
+        yield from families.values()
+        yield batch
+        yield lag
+        for field, (kind, text) in WORKER_METRICS.items():
+            value = float(workers.get(field.encode(), 0))
+            family = (GaugeMetricFamily if kind == "gauge" else CounterMetricFamily)(
+                f"herald_{field}", text)
+            family.add_metric([], value)
+            yield family
+
+
+def registry_for(app):
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(HeraldCollector(app))
+    return registry
