@@ -30,7 +30,8 @@ WILDCARD = "*"
 TOPIC_RE = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
 USERNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
 ORIGIN_RE = re.compile(r"[0-9a-fA-F]+\Z")
-STREAM_ID_RE = re.compile(r"\d{1,20}-\d{1,20}\Z")
+STREAM_ID_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}\Z")  # ASCII digits: \d takes any script's
+STREAM_ID_PART_MAX = 2**64 - 1  # each half of a Redis stream id is an unsigned 64-bit number
 # Control characters (C0, DEL, C1); body text may keep tab and newlines.
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -223,6 +224,7 @@ def id_key(entry_id):
 
 def check_stream_id(value, field="last_id"):
     """Return ``value`` if it is a stream id (``"<ms>-<seq>"``), else raise EnvelopeError."""
-    if not isinstance(value, str) or not STREAM_ID_RE.match(value):
+    if (not isinstance(value, str) or not STREAM_ID_RE.match(value)
+            or max(map(int, value.split("-"))) > STREAM_ID_PART_MAX):
         raise EnvelopeError(field, "must be a notification id like 1700000000000-0")
     return value

@@ -50,11 +50,12 @@ def parse_sentinel_url(url):
     sentinels = []
     for address in filter(None, hosts.split(",")):
         host, _, port = address.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not (port.isascii() and port.isdigit()):
             raise SentinelURLError(f"REDIS_URL: sentinel address {address!r} must be host:port")
         sentinels.append((host.strip("[]"), int(port)))
     path = [piece for piece in parts.path.split("/") if piece]
-    if not sentinels or not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
+    bad_db = len(path) == 2 and not (path[1].isascii() and path[1].isdigit())
+    if not sentinels or not path or len(path) > 2 or bad_db:
         raise SentinelURLError("REDIS_URL: must be redis+sentinel://host:port[,host:port...]/service[/db]")
     return sentinels, path[0], int(path[1]) if len(path) == 2 else 0, password
 

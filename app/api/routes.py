@@ -37,7 +37,8 @@ def _limit():
     raw = request.args.get("limit")
     if raw is None:
         return DEFAULT_LIMIT
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
         raise EnvelopeError("limit", f"must be a whole number from 1 to {MAX_LIMIT}")
     return int(raw)
 

@@ -19,7 +19,7 @@ import re
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-DAILY_RE = re.compile(r"daily@([01]\d|2[0-3]):([0-5]\d)\Z")
+DAILY_RE = re.compile(r"daily@([01][0-9]|2[0-3]):([0-5][0-9])\Z")
 MONTHS = {n: i for i, n in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 DAYS = {n: i for i, n in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}

@@ -59,6 +59,9 @@ def test_filtering_scans_past_many_invisible_entries(client, redis, bus, user):
     ({"limit": "0"}, "limit"),
     ({"limit": "1001"}, "limit"),
     ({"limit": "ten"}, "limit"),
+    ({"limit": "²"}, "limit"),                       # a digit to str.isdigit, not to int()
+    ({"after": "0-20000000000000000000"}, "after"),  # past Redis's 64-bit halves (found by fuzzing)
+    ({"after": "١٢-0"}, "after"),                   # digits of another script
 ])
 def test_bad_parameters_are_400(client, user, params, field):
     reply = client.get("/api/notifications", headers=bearer(user[0]), query_string=params)
