@@ -221,7 +221,9 @@ class Bridge:
     def counters(self):
         """The counters the bridge logged when it stopped (call after stop())."""
         import ast
-        line = [x for x in self.output().splitlines() if "herald.bridge: stopped; " in x][-1]
+        messages = [json.loads(line)["message"] for line in self.output().splitlines()
+                    if line.startswith("{") and '"logger":"herald.bridge"' in line]
+        line = [m for m in messages if m.startswith("stopped; ")][-1]
         return ast.literal_eval(line.split("stopped; ", 1)[1])
 
     def stop(self):

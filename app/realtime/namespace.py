@@ -118,16 +118,22 @@ class NotificationsNamespace(socketio.Namespace):
 
     # -- subscriptions -----------------------------------------------------------
 
-    def on_subscribe(self, sid, data):
-        return self._change(sid, data, adding=True)
+    # Handlers take ``*args``: a client may send an event with no payload, or
+    # several; either is answered with an error, never a crashed handler.
 
-    def on_unsubscribe(self, sid, data):
-        return self._change(sid, data, adding=False)
+    def on_subscribe(self, sid, *args):
+        return self._change(sid, args, adding=True)
 
-    def _change(self, sid, data, adding):
+    def on_unsubscribe(self, sid, *args):
+        return self._change(sid, args, adding=False)
+
+    def _change(self, sid, args, adding):
         user = self.users.get(sid)
         if user is None:
             return {"ok": False, "error": "not connected"}
+        if len(args) != 1:
+            return {"ok": False, "error": 'payload: must be one object, {"topics": [...]}'}
+        data = args[0]
         try:
             topics = subscriptions.parse_topics(data)
             if adding:
@@ -153,13 +159,15 @@ class NotificationsNamespace(socketio.Namespace):
 
     # -- read state ----------------------------------------------------------------
 
-    def on_read(self, sid, data):
+    def on_read(self, sid, *args):
         """Mark notifications read: ``{"ids": [...]}`` and/or ``{"upto": ID}``."""
         user = self.users.get(sid)
         if user is None:
             return {"ok": False, "error": "not connected"}
+        if len(args) != 1:
+            return {"ok": False, "error": 'payload: must be one object, {"ids": [...]} and/or {"upto": id}'}
         try:
-            state = read_state.mark(self.client, user, data)
+            state = read_state.mark(self.client, user, args[0])
         except read_state.ReadStateError as exc:
             return {"ok": False, "error": str(exc)}
         except UNAVAILABLE:

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 
 MERGE_MAX = 50  # notifications one frame may carry
+CLIENT_EVENTS = frozenset({"subscribe", "unsubscribe", "read"})  # all a client may emit
 
 
 def _poll(self):
@@ -70,6 +71,25 @@ def _poll(self):
 
 
 eio_socket.Socket.poll = _poll
+
+UNKNOWN_PACKET = len(eio_packet.packet_names)  # a type no handler knows: ignored
+_decode = eio_packet.Packet.decode
+
+
+def _decode_or_unknown(self, encoded_packet):
+    """python-engineio's ``Packet.decode``, except that a malformed packet (an empty
+    frame, a type that is not a digit) decodes as an unknown type instead of
+    raising: the websocket reader decodes outside its error handling, so the
+    exception would end the connection with a traceback; an unknown packet is
+    ignored (installed on ``engineio.packet.Packet`` below)."""
+    try:
+        _decode(self, encoded_packet)
+    except (ValueError, IndexError, TypeError):
+        self.packet_type = UNKNOWN_PACKET
+        self.data = None
+
+
+eio_packet.Packet.decode = _decode_or_unknown
 
 
 class NotificationPacket(eio_packet.Packet):
@@ -104,6 +124,7 @@ class HeraldServer(socketio.Server):
         super().__init__(**options)
         self.max_queue = max_queue
         self.slow_disconnects = 0
+        self.refused_packets = 0  # clients disconnected for malformed or binary packets
         self.deliveries = 0  # notifications handed to clients, one per client
         self.batch_sizes = Histogram(BATCH_BUCKETS)
         self.waiting = {}  # eio sid -> its NotificationPacket last put in its queue
@@ -196,6 +217,45 @@ class HeraldServer(socketio.Server):
         packet = NotificationPacket(namespace, text)
         self.waiting[eio_sid] = packet
         queue.put(packet)  # what Socket.send does, less its per-packet logging call
+
+    def _handle_eio_message(self, eio_sid, data):
+        """python-socketio's dispatch of a client's message, made hostile-input proof.
+
+        Herald's clients never send binary packets; a binary event announces
+        attachments the server would buffer, so any binary packet is refused.
+        Malformed packets (an event with no name, JSON that is not a list)
+        make python-socketio raise; either way the client is disconnected
+        with one warning, rather than a traceback per packet.
+        """
+        if not isinstance(data, str) or data[:1] in ("5", "6"):
+            self._refuse(eio_sid, "a binary packet")
+            return
+        try:
+            super()._handle_eio_message(eio_sid, data)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            self._refuse(eio_sid, f"a malformed packet ({exc.__class__.__name__})")
+
+    def _handle_event(self, eio_sid, namespace, id, data):
+        """Only the events clients may send reach the handlers.
+
+        python-socketio would hand a client's ``connect`` or ``disconnect``
+        *event* to the namespace's connect and disconnect handlers, with
+        whatever arguments the client chose; such a client is refused.
+        Events no handler knows are dropped here, without a greenlet each.
+        """
+        if not isinstance(data, list) or not data or not isinstance(data[0], str):
+            self._refuse(eio_sid, "an event without a name")
+        elif data[0] in self.reserved_events:
+            self._refuse(eio_sid, f"a reserved event ({data[0]})")
+        elif data[0] in CLIENT_EVENTS:
+            super()._handle_event(eio_sid, namespace, id, data)
+
+    def _refuse(self, eio_sid, what):
+        self.refused_packets += 1
+        log.warning("client %s sent %s: disconnecting it", eio_sid, what)
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is not None and not socket.closing and not socket.closed:
+            socket.close(wait=False, abort=True)
 
     def _send_eio_packet(self, eio_sid, eio_pkt):
         socket = self.eio.sockets.get(eio_sid)

@@ -1,0 +1,171 @@
+"""Socket.IO fuzzed: random payloads on every client event, random connect
+``auth``, and malformed Engine.IO/Socket.IO frames on raw websockets (before
+and after joining the namespace), all against one real web process. Every
+event is answered (``ok`` true or an error), no bad auth connects, no frame
+breaks the process or its relay, nothing is logged as a crash, and
+afterwards a fresh client still gets what is published."""
+import json
+
+import pytest
+import websocket
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app import accounts, subscriptions
+from app.bus import Bus
+from app.notifications import TOPIC_RE
+from tests.fuzz.conftest import TRIED
+from tests.support import Listener, LiveServer, wait_until
+
+NS = "/notifications"
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=10), inner, max_size=6),
+    max_leaves=20)
+# Payloads shaped like the real ones, so that the checks past the first are reached too.
+SHAPED = st.fixed_dictionaries({}, optional={
+    "topics": st.lists(st.text(max_size=30) | JSON, max_size=8) | JSON,
+    "ids": st.lists(st.from_regex(r"[0-9]{1,22}-[0-9]{1,22}", fullmatch=True) | JSON, max_size=8) | JSON,
+    "upto": st.from_regex(r"[0-9]{1,22}-[0-9]{1,22}", fullmatch=True) | JSON,
+    "last_id": JSON})
+FUZZ = settings(max_examples=150, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def server(redis_server, tmp_path_factory):
+    client = redis_server.client()
+    client.flushall()
+    accounts.create_user(client, "ann", "ann-password")
+    running = LiveServer(redis_server.url, tmp_path_factory.mktemp("web"))
+    running.start()
+    yield running
+    running.stop()
+    log = running.log_path.read_text()
+    client.close()
+    assert "Traceback" not in log and '"level":"ERROR"' not in log, log[-3000:]
+
+
+@pytest.fixture(scope="module")
+def token(server):
+    return server.token("ann", "ann-password")
+
+
+@pytest.fixture(scope="module")
+def ann(server):
+    listener = Listener(server, server.token("ann", "ann-password"))
+    yield listener
+    listener.close()
+
+
+@given(event=st.sampled_from(["subscribe", "unsubscribe", "read"]), payload=JSON | SHAPED)
+@settings(FUZZ, max_examples=300)
+def test_every_event_payload_is_answered(ann, event, payload):
+    TRIED[f"Socket.IO event {event}"] += 1
+    answer = ann.call(event, payload)
+    assert isinstance(answer, dict) and isinstance(answer.get("ok"), bool), answer
+    if not answer["ok"]:
+        assert isinstance(answer["error"], str) and answer["error"]
+
+
+def raw_socket(server, token=None):
+    """A websocket speaking Engine.IO by hand; with ``token``, connected to the namespace."""
+    ws = websocket.WebSocket()
+    ws.connect(server.url.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket",
+               timeout=5)
+    assert ws.recv().startswith("0{")
+    if token:
+        ws.send(f"40{NS}," + json.dumps({"token": token}))
+        assert ws.recv().startswith(f"40{NS},")
+    return ws
+
+
+def closed(ws):
+    ws.close()
+    ws.shutdown()
+
+
+@given(auth=JSON | SHAPED | st.fixed_dictionaries({"token": JSON | st.text(max_size=200)}))
+@FUZZ
+def test_random_connect_auth_is_refused_cleanly(server, auth):
+    TRIED["Socket.IO connect auth"] += 1
+    ws = raw_socket(server)
+    try:
+        ws.send(f"40{NS}," + json.dumps(auth))
+        try:
+            reply = ws.recv()
+        except websocket.WebSocketException:
+            reply = ""
+        # A CONNECT_ERROR with its reason, or (auth that is not even an object) the
+        # connection closed; never a connection.
+        if reply:
+            assert reply.startswith(f"44{NS},"), reply
+            assert "message" in json.loads(reply[len(f"44{NS},"):])
+    finally:
+        closed(ws)
+
+
+FRAME_TEXT = st.one_of(
+    st.text(max_size=200),
+    st.builds(lambda body: f"42{NS}," + body, st.text(max_size=200)),
+    st.builds(lambda body: f"42{NS},1" + body, st.text(max_size=200)),
+    st.builds(lambda event, body: f"42{NS}," + json.dumps([event, body])[:-1 if len(event) % 2 else None],
+              st.sampled_from(["subscribe", "read", "unsubscribe", "nope", "connect", "disconnect",
+                               "message", "notification", "reset"]), JSON),
+    st.builds(lambda event, args: f"42{NS},7" + json.dumps([event, *args]),
+              st.sampled_from(["subscribe", "read", "unsubscribe", "connect", "disconnect"]),
+              st.lists(JSON, max_size=3)),
+    st.sampled_from(["", "4", "42", "3", "2", "6", "5", "1", "40", "41", f"41{NS},", "4x",
+                     f"43{NS},1[]", f"45{NS},1-[]", "42[\"subscribe\"]"]),
+)
+
+
+@given(frames=st.lists(FRAME_TEXT | st.binary(max_size=200), min_size=1, max_size=5),
+       connected=st.booleans())
+@FUZZ
+def test_malformed_frames_never_hurt_the_server(server, token, frames, connected):
+    TRIED["raw Engine.IO/Socket.IO frames"] += len(frames)
+    ws = raw_socket(server, token if connected else None)
+    try:
+        for frame in frames:
+            if isinstance(frame, bytes):
+                ws.send_binary(frame)
+            else:
+                ws.send(frame)
+    except websocket.WebSocketException:
+        pass  # the server may close a connection that speaks nonsense: that is its right
+    finally:
+        closed(ws)
+
+
+def test_a_client_emitting_a_reserved_event_is_refused(server, token):
+    for event in ("connect", "disconnect"):
+        ws = raw_socket(server, token)
+        try:
+            ws.send(f"42{NS}," + json.dumps([event, {"token": token}]))
+            with pytest.raises(websocket.WebSocketException):
+                for _ in range(5):  # nothing but the close may come back
+                    assert not ws.recv()
+        finally:
+            closed(ws)
+    assert "sent a reserved event (disconnect): disconnecting it" in server.log_path.read_text()
+
+
+def test_after_the_fuzzing_the_server_still_works(server, redis_server):
+    """Runs last in this module: the process, its relay and ann's data are whole."""
+    client = redis_server.client()
+    try:
+        topics = subscriptions.list_topics(client, "ann")
+        assert all(t == "*" or TOPIC_RE.match(t) for t in topics)
+        subscriptions.add(client, "ann", ["fuzz"], limit=1000)
+        fresh = Listener(server, server.token("ann", "ann-password"))
+        try:
+            published = Bus(client).publish("fuzz.after", "still here")
+            wait_until(lambda: published in fresh.ids(), timeout=10, message="delivery after fuzzing")
+        finally:
+            fresh.close()
+        assert server.process.poll() is None
+    finally:
+        client.close()
+    assert TRIED["Socket.IO connect auth"] >= 100
