@@ -108,7 +108,8 @@ def test_make_run_stack(var, smtp_server):
         assert done.returncode == 0, done.stderr
 
         # The ZeroMQ bridge runs too, on the same private Redis.
-        wait_until(lambda: "herald.bridge: listening" in stack.output(), timeout=30,
+        bridge_up = '"logger":"herald.bridge","message":"listening'  # a JSON log line
+        wait_until(lambda: bridge_up in stack.output(), timeout=30,
                    message="the bridge")
         with Publisher(stack.bridge["BRIDGE_ROUTER"], confirmed=True) as publisher:
             bridged = publisher.publish("zmq.found", "through the bridge")

@@ -2,6 +2,10 @@
 
 The browser is /usr/bin/chromium (installed by ``make test``); Playwright
 never downloads one. The flags keep Chromium from reaching for the network.
+
+Every browser test also checks Herald's Content-Security-Policy: a
+violation reported by any page it opened (an inline script or style, an
+``eval``) fails the test at teardown.
 """
 import pytest
 from playwright.sync_api import sync_playwright
@@ -21,11 +25,23 @@ def browser():
         chromium.close()
 
 
+CSP_REPORTER = """
+document.addEventListener('securitypolicyviolation', function (e) {
+  window.reportCspViolation(e.violatedDirective + ' blocked ' + e.blockedURI + ' at ' +
+                            e.sourceFile + ':' + e.lineNumber);
+});
+"""
+
+
 @pytest.fixture
 def context(browser):
     context = browser.new_context()
+    violations = []
+    context.expose_binding("reportCspViolation", lambda _source, text: violations.append(text))
+    context.add_init_script(CSP_REPORTER)
     yield context
     context.close()
+    assert violations == [], f"Content-Security-Policy violations: {violations}"
 
 
 @pytest.fixture
