@@ -7,7 +7,7 @@ it is built but not served.
 """
 import socketio
 
-from . import fastjson
+from . import fastjson, lean_socket
 from .namespace import NotificationsNamespace
 from .relay import Relay
 from .server import HeraldServer, WebSocketTimeout
@@ -24,9 +24,12 @@ def _async_mode():
 def init_app(app):
     """Mount the Socket.IO server in front of ``app`` and prepare the relay (not started)."""
     config = app.config
+    mode = _async_mode()
+    if mode == "gevent":
+        lean_socket.install()  # no writer or ping greenlet per idle websocket
     sio = HeraldServer(
         max_queue=config["SLOW_CLIENT_MAX_QUEUE"],
-        async_mode=_async_mode(),
+        async_mode=mode,
         json=fastjson,
         cors_allowed_origins=config["SOCKETIO_ORIGINS"] or None,
         max_http_buffer_size=100_000,
