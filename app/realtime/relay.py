@@ -4,8 +4,9 @@ It follows ``herald:live`` through a :class:`~app.live_feed.LiveFeed` (which
 never misses a notification, even across a Redis restart) and emits each
 notification once, to the rooms of the prefixes of its topic (or to its
 owner's room when private), as the JSON Redis delivered; what arrived
-together is fanned out together (see HeraldServer.fan_out_many). It also follows ``herald:control``: subscription changes made
-through other processes, and read-state changes for a user's tabs.
+together is fanned out together (see HeraldServer.fan_out_many). It also
+follows ``herald:control``: subscription changes made through other
+processes, and read-state changes for a user's tabs.
 
 It also closes the seam for connections that resume from a ``last_id``
 (see NotificationsNamespace): while such a connection is *held*, what the
