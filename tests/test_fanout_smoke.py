@@ -13,12 +13,12 @@ from tests.support import ROOT
 
 def test_fanout_benchmark_runs_against_every_server():
     done = subprocess.run(
-        [sys.executable, "bench/fanout.py", "--servers", "herald,per_connection,node",
+        [sys.executable, "bench/fanout.py", "--servers", "herald,herald2,per_connection,node",
          "--clients", "10", "--rates", "5", "--seconds", "1", "--idle", "20"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((ROOT / "bench" / "results" / "fanout.json").read_text())
-    for kind in ("herald", "per_connection", "node"):
+    for kind in ("herald", "herald2", "per_connection", "node"):
         [run] = report["results"][kind]["rates"]
         assert run["connected"] == 10
         assert run["deliveries"] == run["published"] * 10, (kind, run)
