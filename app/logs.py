@@ -13,6 +13,7 @@ import contextvars
 import logging
 import os
 import re
+import sys
 import time
 import uuid
 
@@ -42,9 +43,23 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry).decode()
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time, not the one it was made with
+    (a test runner swaps it, and a library logging from ``__del__`` at exit
+    must not meet a closed stream)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
 def configure(level=logging.INFO):
     """Log to stderr in the format LOG_FORMAT says (``json``, the default, or ``text``)."""
-    handler = logging.StreamHandler()
+    handler = StderrHandler()
     if os.environ.get("LOG_FORMAT", "json") == "text":
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
     else:
