@@ -26,6 +26,7 @@ from gevent import pywsgi  # noqa: E402
 from geventwebsocket.handler import WebSocketHandler  # noqa: E402
 
 from app import create_app, metrics  # noqa: E402
+from app.realtime.server import bound_call  # noqa: E402
 
 app = create_app()
 log = logging.getLogger("herald.web")
@@ -45,19 +46,20 @@ def tune_garbage_collection():
 
 
 class Handler(WebSocketHandler):
-    """gevent-websocket's handler, reading through a 1 KiB buffer instead of 8 KiB.
+    """gevent-websocket's handler, reading through a 512-byte buffer instead of 8 KiB.
 
-    The read buffer lives as long as the connection; for a websocket that
-    is thousands of connections that mostly send a pong every 25 s. Header
-    lines and larger bodies still read whole (a buffered reader reads past
-    its buffer when asked for more).
+    The read buffer lives as long as the connection, though a websocket only
+    uses it for its upgrade request (frames are read from the socket itself,
+    see app.realtime.server.WebSocketTimeout). Header lines and larger bodies
+    still read whole (a buffered reader reads past its buffer when asked for
+    more).
     """
 
     def __init__(self, sock, address, server, rfile=None):
         super().__init__(sock, address, server, rfile or sock.makefile("rb", READ_BUFFER))
 
 
-READ_BUFFER = 1024
+READ_BUFFER = 512
 
 
 def listener(host, port, reuse_port):
@@ -83,7 +85,10 @@ def serve():
     gevent.spawn(metrics.keep_snapshots, app, lambda: relay.running)
     access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
-    server = pywsgi.WSGIServer(sock, app, handler_class=Handler, log=access_log)
+    # The middleware chain itself, as a bound method: Flask's __call__ only calls
+    # it, and each callable object would be a C level on every reader's stack.
+    server = pywsgi.WSGIServer(sock, bound_call(app.wsgi_app), handler_class=Handler,
+                               log=access_log)
 
     def shutdown():
         log.info("stopping")

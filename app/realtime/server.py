@@ -27,6 +27,7 @@ and the connection is freed.
 import logging
 import socket as sockets
 import struct
+import types
 
 import gevent
 import socketio
@@ -374,22 +375,69 @@ class LeanWriter:
 
 class WebSocketTimeout:
     """WSGI middleware for every websocket: a send/receive timeout on its TCP
-    socket, and a :class:`LeanWriter` for its writes.
+    socket, a :class:`LeanWriter` for its writes, and a plain reader.
 
     Healthy clients answer the server's pings every ``ping_interval`` (25 s),
     so a timeout well above that only ever fires on a peer that stopped
     reading or vanished.
+
+    The reader: gevent-websocket reads frames through pywsgi's buffered file,
+    a C object that calls back into Python for every read. Every such C
+    level stays on the reader greenlet's stack, which is saved for as long
+    as the connection waits: reading the socket directly keeps it shallow
+    (a client sends nothing after its upgrade request until the server's
+    answer, RFC 6455 4.1, so nothing is left in the buffered file). For the
+    same reason the next application is called as a bound method, which
+    Python 3.11 runs without a C level, rather than as a callable object.
     """
 
     def __init__(self, app, seconds):
-        self.app = app
+        self.app = bound_call(app)
         self.seconds = seconds
 
     def __call__(self, environ, start_response):
         websocket = environ.get("wsgi.websocket")
         handler = getattr(websocket, "handler", None)
-        if handler is not None and getattr(handler, "socket", None) is not None:
-            handler.socket.settimeout(self.seconds)
-            writer = LeanWriter(handler.socket)
-            websocket.raw_write = writer.write
+        sock = getattr(handler, "socket", None)
+        if sock is not None:
+            sock.settimeout(self.seconds)
+            websocket.raw_write = LeanWriter(sock).write
+            # Headers are read through the stream, payloads through raw_read: both
+            # from the socket, or bytes buffered by one would be missed by the other.
+            websocket.stream.read = websocket.raw_read = exact_reader(sock)
         return self.app(environ, start_response)
+
+
+def bound_call(app):
+    """``app``'s ``__call__`` as a bound method when ``app`` is an instance of a
+    Python class (called without a C level in between), else ``app`` itself."""
+    return app.__call__ if isinstance(getattr(type(app), "__call__", None), types.FunctionType) else app
+
+
+MAX_FRAME = 1 << 20  # bytes; a Socket.IO message is at most max_http_buffer_size (100 kB)
+READ_CHUNK = 64 * 1024
+
+
+def exact_reader(sock):
+    """``read(size)`` on ``sock``: ``size`` bytes, or fewer once the peer has closed.
+
+    A frame that declares more than MAX_FRAME bytes is refused before any
+    of it is read (gevent-websocket would otherwise try to allocate what a
+    hostile header claims), and a large one is read in chunks.
+    """
+    def read(size):
+        if size > MAX_FRAME:
+            raise OSError(f"websocket frame of {size} bytes refused (at most {MAX_FRAME})")
+        data = sock.recv(min(size, READ_CHUNK))
+        if len(data) == size or not data:
+            return data
+        chunks = [data]
+        size -= len(data)
+        while size:
+            data = sock.recv(min(size, READ_CHUNK))
+            if not data:
+                break
+            chunks.append(data)
+            size -= len(data)
+        return b"".join(chunks)
+    return read
