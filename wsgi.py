@@ -58,6 +58,15 @@ class Handler(WebSocketHandler):
     def __init__(self, sock, address, server, rfile=None):
         super().__init__(sock, address, server, rfile or sock.makefile("rb", READ_BUFFER))
 
+    def get_environ(self):
+        """The WSGI environ; for a websocket, the parsed request headers are then
+        let go (an email.message.Message of ~1 KiB kept for the connection's
+        life otherwise), the environ holding all of them already."""
+        environ = super().get_environ()
+        if environ.get("HTTP_UPGRADE", "").lower() == "websocket":
+            self.headers = None
+        return environ
+
 
 READ_BUFFER = 512
 
