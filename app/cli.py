@@ -29,6 +29,17 @@ def _fail(message):
     raise click.ClickException(message)
 
 
+def _accounts(action, *args, **kwargs):
+    """Run an accounts function on Herald's Redis; a refusal or an unreachable
+    Redis becomes a one-line error."""
+    try:
+        return action(_redis(), *args, **kwargs)
+    except accounts.AccountError as exc:
+        _fail(str(exc))
+    except UNAVAILABLE as exc:
+        _fail(f"Redis is unreachable: {exc}")
+
+
 @users.command("create")
 @click.argument("name")
 @click.option("--admin", is_flag=True, help="Give the user the admin role.")
@@ -36,12 +47,7 @@ def _fail(message):
               help="The password (asked for when not given).")
 def create_user(name, admin, password):
     """Create user NAME."""
-    try:
-        accounts.create_user(_redis(), name, password, admin=admin)
-    except accounts.AccountError as exc:
-        _fail(str(exc))
-    except UNAVAILABLE as exc:
-        _fail(f"Redis is unreachable: {exc}")
+    _accounts(accounts.create_user, name, password, admin=admin)
     click.echo(f"created {'admin' if admin else 'user'} {name}")
 
 
@@ -49,22 +55,14 @@ def create_user(name, admin, password):
 @click.argument("name")
 def create_api_key(name):
     """Create a publisher API key NAME; the key is printed once and not kept."""
-    try:
-        key = accounts.create_api_key(_redis(), name)
-    except accounts.AccountError as exc:
-        _fail(str(exc))
-    except UNAVAILABLE as exc:
-        _fail(f"Redis is unreachable: {exc}")
+    key = _accounts(accounts.create_api_key, name)
     click.echo(key)
 
 
 @apikeys.command("list")
 def list_api_keys():
     """List the API keys: name and when each was created (keys themselves are not kept)."""
-    try:
-        keys = accounts.list_api_keys(_redis())
-    except UNAVAILABLE as exc:
-        _fail(f"Redis is unreachable: {exc}")
+    keys = _accounts(accounts.list_api_keys)
     for key in keys:
         created = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(key["created"]))
                    if key["created"] else "-")
@@ -77,12 +75,7 @@ def list_api_keys():
 @click.argument("name")
 def revoke_api_key(name):
     """Revoke API key NAME: requests that carry it are refused from now on."""
-    try:
-        accounts.revoke_api_key(_redis(), name)
-    except accounts.AccountError as exc:
-        _fail(str(exc))
-    except UNAVAILABLE as exc:
-        _fail(f"Redis is unreachable: {exc}")
+    _accounts(accounts.revoke_api_key, name)
     click.echo(f"revoked API key {name}")
 
 
@@ -90,12 +83,7 @@ def revoke_api_key(name):
 @click.argument("name")
 def revoke_tokens(name):
     """Void every token issued so far to user NAME (they sign in again for new ones)."""
-    try:
-        accounts.revoke_tokens(_redis(), name)
-    except accounts.AccountError as exc:
-        _fail(str(exc))
-    except UNAVAILABLE as exc:
-        _fail(f"Redis is unreachable: {exc}")
+    _accounts(accounts.revoke_tokens, name)
     click.echo(f"revoked the tokens of {name}")
 
 
