@@ -15,8 +15,11 @@ Stream entries hold three fields: ``topic``, ``user`` (empty when public) and
 ``envelope`` (the JSON without ``id``; the entry id is the id), so readers can
 filter by topic and owner without decoding JSON.
 """
+import hashlib
 import os
 from typing import NamedTuple
+
+import orjson
 
 from . import notifications
 from .config import redis_url
@@ -53,6 +56,21 @@ return ids
 """
 BATCH_KEY_TTL = 3600
 
+# KEYS: stream, live channel, idempotency key. ARGV: envelope JSON without id,
+# maxlen, topic, user, key ttl, "ts fingerprint". A key seen before answers
+# {0, "id ts fingerprint"} of the first publish and writes nothing; otherwise
+# {1, id}, and the key remembers this publish, in the same atomic step.
+_PUBLISH_ONCE_LUA = """
+local seen = redis.call('GET', KEYS[3])
+if seen then return {0, seen} end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
+                      'topic', ARGV[3], 'user', ARGV[4], 'envelope', ARGV[1])
+redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2))
+redis.call('SET', KEYS[3], id .. ' ' .. ARGV[6], 'EX', ARGV[5])
+return {1, id}
+"""
+IDEMPOTENCY_TTL = 24 * 3600
+
 
 class Prepared(NamedTuple):
     """A validated notification, encoded and stamped, ready to publish."""
@@ -65,13 +83,31 @@ class Prepared(NamedTuple):
 
 def prepare(envelope):
     """Validate and encode ``envelope``, stamping ``ts``; raises EnvelopeError."""
-    clean = notifications.validate(envelope)
+    return _prepare_clean(notifications.validate(envelope))
+
+
+def _prepare_clean(clean):
     ts = notifications.now_iso()
     return Prepared(notifications.encode(clean, ts), clean["topic"], clean.get("user", ""), ts)
 
 
+def fingerprint(clean):
+    """A short digest of a validated envelope (key order aside), to tell a
+    retry of a publish from another notification under the same key."""
+    return hashlib.sha256(orjson.dumps(clean, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
+
+
 class BusUnavailable(RuntimeError):
-    """Redis could not be reached, so nothing was published."""
+    """Redis could not be reached, so the publish was not confirmed.
+
+    Usually nothing was written; but when Redis went away after writing and
+    before answering, the notification is stored. Publishing again under the
+    same idempotency key is safe either way: it is stored once.
+    """
+
+
+class IdempotencyConflict(ValueError):
+    """An idempotency key already used for a different notification."""
 
 
 class Bus:
@@ -82,25 +118,49 @@ class Bus:
         self.history_max = history_max
         self._script = client.register_script(_PUBLISH_LUA)
         self._batch_script = client.register_script(_PUBLISH_BATCH_LUA)
+        self._once_script = client.register_script(_PUBLISH_ONCE_LUA)
 
-    def publish_envelope(self, envelope):
+    def publish_envelope(self, envelope, idempotency_key=None):
         """Validate and publish ``envelope`` (a dict without id/ts).
 
         Returns ``{"id": ..., "ts": ...}``. Raises EnvelopeError naming the
         field for bad input, BusUnavailable when Redis cannot be reached.
+
+        With ``idempotency_key`` (any string; whoever publishes scopes it) a
+        publish is stored at most once for a day: a repeat answers the first
+        one's id and ts, with ``"replayed": True``, and writes nothing. So a
+        caller who got no answer (BusUnavailable, a timeout) can simply try
+        again. The same key with a different envelope raises
+        IdempotencyConflict.
         """
-        prepared = prepare(envelope)
+        clean = notifications.validate(envelope)
+        prepared = _prepare_clean(clean)
         try:
-            entry_id = self._script(keys=[STREAM, LIVE], args=[
-                prepared.raw, self.history_max, prepared.topic, prepared.user])
+            if idempotency_key is None:
+                entry_id = self._script(keys=[STREAM, LIVE], args=[
+                    prepared.raw, self.history_max, prepared.topic, prepared.user])
+                return {"id": _text(entry_id), "ts": prepared.ts}
+            return self._publish_once(prepared, fingerprint(clean), idempotency_key)
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
-        return {"id": entry_id.decode() if isinstance(entry_id, bytes) else entry_id,
-                "ts": prepared.ts}
 
-    def publish(self, topic, title, **fields):
+    def _publish_once(self, prepared, digest, idempotency_key):
+        key = "herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
+        written, value = self._once_script(keys=[STREAM, LIVE, key], args=[
+            prepared.raw, self.history_max, prepared.topic, prepared.user,
+            IDEMPOTENCY_TTL, f"{prepared.ts} {digest}"])
+        if written:
+            return {"id": _text(value), "ts": prepared.ts}
+        entry_id, ts, first_digest = _text(value).split(" ")
+        if first_digest != digest:
+            raise IdempotencyConflict(
+                "idempotency key: already used for a different notification")
+        return {"id": entry_id, "ts": ts, "replayed": True}
+
+    def publish(self, topic, title, idempotency_key=None, **fields):
         """Publish a notification given as keywords; returns its id."""
-        return self.publish_envelope(dict(fields, topic=topic, title=title))["id"]
+        envelope = dict(fields, topic=topic, title=title)
+        return self.publish_envelope(envelope, idempotency_key)["id"]
 
     def publish_batch(self, prepared, batch_key):
         """Publish many :class:`Prepared` notifications in one round trip, in order.
@@ -113,12 +173,16 @@ class Bus:
         for item in prepared:
             args += [item.raw, item.topic, item.user]
         ids = self._batch_script(keys=[STREAM, LIVE, batch_key], args=args)
-        return [i.decode() if isinstance(i, bytes) else i for i in ids]
+        return [_text(i) for i in ids]
 
     def batch_outcome(self, batch_key):
         """The ids a batch written under ``batch_key`` got, or None if it was not written."""
         value = self.client.get(batch_key)
         return value.decode().split(" ") if value else None
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else value
 
 
 _default_bus = None

@@ -11,7 +11,7 @@ from flask import current_app
 from flask.cli import AppGroup, with_appcontext
 
 from . import accounts
-from .bus import BusUnavailable
+from .bus import BusUnavailable, IdempotencyConflict
 from .notifications import SEVERITIES, EnvelopeError
 from .redis_client import UNAVAILABLE
 
@@ -95,8 +95,10 @@ def revoke_tokens(name):
 @click.option("--user", help="Make the notification private to this user.")
 @click.option("--data", "data_json", help="A JSON object of extra data.")
 @click.option("--correlation-id", help="Ties notifications of one run together.")
+@click.option("--idempotency-key",
+              help="Store it at most once under this key (a day): safe to rerun after a failure.")
 @with_appcontext
-def notify(topic, title, body, severity, user, data_json, correlation_id):
+def notify(topic, title, body, severity, user, data_json, correlation_id, idempotency_key):
     """Publish a notification on TOPIC with TITLE; prints its id."""
     envelope = {"topic": topic, "title": title, "severity": severity, "body": body,
                 "user": user, "correlation_id": correlation_id}
@@ -107,10 +109,9 @@ def notify(topic, title, body, severity, user, data_json, correlation_id):
             _fail(f"--data: is not valid JSON ({exc})")
     envelope = {k: v for k, v in envelope.items() if v is not None}
     try:
-        published = current_app.extensions["herald.bus"].publish_envelope(envelope)
-    except EnvelopeError as exc:
-        _fail(str(exc))
-    except BusUnavailable as exc:
+        published = current_app.extensions["herald.bus"].publish_envelope(
+            envelope, idempotency_key)
+    except (EnvelopeError, BusUnavailable, IdempotencyConflict) as exc:
         _fail(str(exc))
     click.echo(published["id"])
 

@@ -153,13 +153,20 @@ class SteadyPublisher(threading.Thread):
     id order); ``refused`` counts attempts that failed (Redis or the web
     server away). ``publish`` is a function of (title) -> id that raises
     when the notification was not accepted.
+
+    A refused notification is tried again, with the same title, until it is
+    accepted (also past ``stop``, for at most ``settle`` seconds): a careful
+    publisher does that, since a refusal can hide a write whose answer was
+    lost. With an idempotent ``publish`` (see :func:`rest_publisher`) each
+    title is then stored exactly once.
     """
 
-    def __init__(self, publish, interval=0.01, limit=20_000):
+    def __init__(self, publish, interval=0.01, limit=20_000, settle=15):
         super().__init__(daemon=True)
         self.publish = publish
         self.interval = interval
         self.limit = limit
+        self.settle = settle
         self.accepted = []
         self.refused = 0
         self.stopping = threading.Event()
@@ -168,24 +175,38 @@ class SteadyPublisher(threading.Thread):
         for count in range(self.limit):
             if self.stopping.is_set():
                 return
+            self._until_accepted(f"steady {count}")
+            time.sleep(self.interval)
+
+    def _until_accepted(self, title):
+        deadline = None
+        while True:
             try:
-                self.accepted.append(self.publish(f"steady {count}"))
+                self.accepted.append(self.publish(title))
+                return
             except Exception:
                 self.refused += 1
+            if self.stopping.is_set():
+                deadline = deadline or time.monotonic() + self.settle
+                if time.monotonic() > deadline:
+                    return
             time.sleep(self.interval)
 
     def stop(self):
         self.stopping.set()
-        self.join(30)
+        self.join(self.settle + 30)
 
 
 def rest_publisher(server, api_key, topic):
-    """A publish function for SteadyPublisher that goes through the REST API."""
+    """A publish function for SteadyPublisher that goes through the REST API,
+    idempotently: each title is its own Idempotency-Key, so trying a title
+    again after an unanswered attempt cannot store it twice."""
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {api_key}"
 
     def publish(title):
         reply = session.post(server.url + "/api/notifications", timeout=5,
+                             headers={"Idempotency-Key": title.replace(" ", "-")},
                              json={"topic": topic, "title": title})
         if reply.status_code != 201:
             raise RuntimeError(f"HTTP {reply.status_code}")

@@ -84,6 +84,15 @@ def test_notify_rejects_bad_input_and_stores_nothing(runner, redis):
     assert redis.xlen(STREAM) == 0
 
 
+def test_notify_with_an_idempotency_key_is_stored_once(runner, redis):
+    first = runner.invoke(args=["notify", "cron.backup", "Backup done", "--idempotency-key", "b-1"])
+    again = runner.invoke(args=["notify", "cron.backup", "Backup done", "--idempotency-key", "b-1"])
+    assert first.exit_code == again.exit_code == 0, again.output
+    assert again.output == first.output and redis.xlen(STREAM) == 1
+    other = runner.invoke(args=["notify", "cron.backup", "Other", "--idempotency-key", "b-1"])
+    assert other.exit_code == 1 and "already used for a different notification" in other.output
+
+
 def test_real_flask_command_line(redis_server, redis, tmp_path):
     """The contract's exact command, in a process of its own."""
     env = dict(os.environ, REDIS_URL=redis_server.url, VAR_DIR=str(tmp_path))

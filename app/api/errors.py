@@ -34,8 +34,9 @@ def bus_unavailable(exc):
 
 
 def _unavailable():
-    return jsonify(error="Redis is unreachable; nothing was stored, try again shortly"), 503, {
-        "Retry-After": "1"}
+    return jsonify(error="Redis is unreachable; the request was not confirmed. Try again "
+                         "shortly (a publish: with the same Idempotency-Key, "
+                         "to store it exactly once)"), 503, {"Retry-After": "1"}
 
 
 for _error in UNAVAILABLE:

@@ -1,10 +1,12 @@
 """``POST/GET /api/notifications`` and ``GET /healthz`` (see DESIGN.md, REST contract)."""
 import logging
 import os
+import re
 
 from flask import jsonify, request
 
 from .. import extensions, history, read_state, subscriptions
+from ..bus import IdempotencyConflict
 from ..notifications import EnvelopeError, check_stream_id
 from ..redis_client import UNAVAILABLE
 from . import access, bp
@@ -24,13 +26,38 @@ def publish(who):
     if envelope is None:
         return jsonify(error="body: is not valid JSON"), 400
     try:
-        published = extensions.bus().publish_envelope(envelope)
+        key = _idempotency_key(who)
+        published = extensions.bus().publish_envelope(envelope, key)
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
+    except IdempotencyConflict:
+        return jsonify(error="Idempotency-Key: already used for a different notification",
+                       field="Idempotency-Key"), 422
+    if published.pop("replayed", False):
+        return jsonify(published), 201, {"Idempotent-Replayed": "true"}
     # The notification's own correlation id (a run's, a request's) when it has one.
     log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
              extra={"correlation_id": envelope.get("correlation_id")})
     return jsonify(published), 201
+
+
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def _idempotency_key(who):
+    """The caller's ``Idempotency-Key`` header, scoped to the caller, or None.
+
+    A publisher that got no answer (a 503, a timeout) sends the same request
+    with the same key again: it is stored once, and the answer is the first
+    one's. Keys live a day.
+    """
+    raw = request.headers.get("Idempotency-Key")
+    if raw is None:
+        return None
+    if not IDEMPOTENCY_KEY.fullmatch(raw):
+        raise EnvelopeError("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+    scope = "apikey" if who.kind == "apikey" else "user"
+    return f"{scope}:{who.name}:{raw}"
 
 
 def _limit():

@@ -2,7 +2,7 @@
 import orjson
 import pytest
 
-from app import create_app
+from app import accounts, create_app
 from app.bus import STREAM
 from app.config import TestConfig
 from tests.support import csrf_of_dashboard, free_port, issue_token, sign_in
@@ -115,3 +115,43 @@ def test_redis_unreachable_is_503_and_healthz_503(tmp_path):
 def test_healthz_ok(client):
     reply = client.get("/healthz")
     assert reply.status_code == 200 and reply.get_json()["status"] == "ok"
+
+
+def test_idempotency_key_stores_a_repeat_once(client, redis, api_key):
+    send = {"topic": "ops.deploy", "title": "Deployed"}
+    headers = dict(bearer(api_key), **{"Idempotency-Key": "deploy-42"})
+    first = client.post("/api/notifications", headers=headers, json=send)
+    again = client.post("/api/notifications", headers=headers, json=send)
+    assert first.status_code == again.status_code == 201
+    assert again.get_json() == first.get_json()
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert redis.xlen(STREAM) == 1
+
+
+def test_idempotency_key_reused_for_another_notification_is_422(client, redis, api_key):
+    headers = dict(bearer(api_key), **{"Idempotency-Key": "k"})
+    client.post("/api/notifications", headers=headers, json={"topic": "a", "title": "one"})
+    reply = client.post("/api/notifications", headers=headers, json={"topic": "a", "title": "two"})
+    assert reply.status_code == 422
+    assert reply.get_json()["field"] == "Idempotency-Key"
+    assert redis.xlen(STREAM) == 1
+
+
+def test_idempotency_keys_are_each_publishers_own(client, redis, api_key, admin):
+    other = accounts.create_api_key(redis, "other")
+    for credential in (api_key, other, token_for(admin[0])):
+        reply = client.post("/api/notifications", json={"topic": "a", "title": "same"},
+                            headers=dict(bearer(credential), **{"Idempotency-Key": "shared"}))
+        assert reply.status_code == 201 and "Idempotent-Replayed" not in reply.headers
+    assert redis.xlen(STREAM) == 3
+
+
+@pytest.mark.parametrize("key", ["", "x" * 256, "has space", "caf\u00e9"])
+def test_bad_idempotency_key_is_400(client, redis, api_key, key):
+    reply = client.post("/api/notifications", json={"topic": "a", "title": "b"},
+                        headers=dict(bearer(api_key), **{"Idempotency-Key": key.encode().decode("latin-1")}))
+    assert reply.status_code == 400
+    assert reply.get_json()["field"] == "Idempotency-Key"
+    assert "visible ASCII" in reply.get_json()["error"]
+    assert redis.xlen(STREAM) == 0
