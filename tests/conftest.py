@@ -27,6 +27,15 @@ ADMIN = ("ada", "ada-password")
 USER = ("bob", "bob-password")
 
 
+@pytest.fixture(autouse=True)
+def _close_left_listeners():
+    """Close the Socket.IO listeners a test left open (it failed before
+    closing them), so none keeps reconnecting into the tests after it."""
+    yield
+    for listener in list(support.OPEN_LISTENERS):
+        listener.close()
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     server = RedisServer(tmp_path_factory.mktemp("redis"))

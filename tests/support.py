@@ -294,6 +294,7 @@ class Listener:
         self.sio.on("read", self.reads.append, namespace=NAMESPACE)
         self.sio.connect(url or server.url, namespaces=[NAMESPACE], auth=self._auth,
                          transports=["websocket"], wait_timeout=5)
+        OPEN_LISTENERS.add(self)
 
     def _auth(self):
         auth = {"token": self.token}
@@ -325,7 +326,14 @@ class Listener:
             return [n["topic"] for n in self.received]
 
     def close(self):
+        OPEN_LISTENERS.discard(self)
         self.sio.disconnect()
+
+
+# Listeners not closed yet: whatever a test left open (it failed before its
+# close, say) is closed after it, so that no reconnecting client outlives its
+# test and disturbs the next ones (tests/conftest.py).
+OPEN_LISTENERS = set()
 
 
 CSRF_RE = r'name="csrf_token" value="([^"]+)"'
