@@ -326,8 +326,9 @@ class Listener:
             return [n["topic"] for n in self.received]
 
     def close(self):
+        """Disconnect, or stop reconnecting if the server is gone."""
         OPEN_LISTENERS.discard(self)
-        self.sio.disconnect()
+        self.sio.shutdown()
 
 
 # Listeners not closed yet: whatever a test left open (it failed before its
