@@ -30,13 +30,23 @@ LIVE = "herald:live"
 CONTROL = "herald:control"
 DEFAULT_HISTORY_MAX = 100_000
 
-# KEYS: stream, live channel. ARGV: envelope JSON without id, maxlen, topic, user.
+# KEYS: stream, live channel[, idempotency key]. ARGV: envelope JSON without
+# id, maxlen, topic, user[, key ttl, "ts fingerprint"]. Answers {1, id}. With
+# an idempotency key already seen it writes nothing and answers {0, "id ts
+# fingerprint"} of the first publish; a new key remembers this one, in the
+# same atomic step.
 _PUBLISH_LUA = """
+if KEYS[3] then
+  local seen = redis.call('GET', KEYS[3])
+  if seen then return {0, seen} end
+end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
                       'topic', ARGV[3], 'user', ARGV[4], 'envelope', ARGV[1])
 redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2))
-return id
+if KEYS[3] then redis.call('SET', KEYS[3], id .. ' ' .. ARGV[6], 'EX', ARGV[5]) end
+return {1, id}
 """
+IDEMPOTENCY_TTL = 24 * 3600
 
 
 # KEYS: stream, live channel, batch key. ARGV: maxlen, batch-key ttl, then one
@@ -55,22 +65,6 @@ redis.call('SET', KEYS[3], table.concat(ids, ' '), 'EX', ARGV[2])
 return ids
 """
 BATCH_KEY_TTL = 3600
-
-# KEYS: stream, live channel, idempotency key. ARGV: envelope JSON without id,
-# maxlen, topic, user, key ttl, "ts fingerprint". A key seen before answers
-# {0, "id ts fingerprint"} of the first publish and writes nothing; otherwise
-# {1, id}, and the key remembers this publish, in the same atomic step.
-_PUBLISH_ONCE_LUA = """
-local seen = redis.call('GET', KEYS[3])
-if seen then return {0, seen} end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
-                      'topic', ARGV[3], 'user', ARGV[4], 'envelope', ARGV[1])
-redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2))
-redis.call('SET', KEYS[3], id .. ' ' .. ARGV[6], 'EX', ARGV[5])
-return {1, id}
-"""
-IDEMPOTENCY_TTL = 24 * 3600
-
 
 class Prepared(NamedTuple):
     """A validated notification, encoded and stamped, ready to publish."""
@@ -118,7 +112,6 @@ class Bus:
         self.history_max = history_max
         self._script = client.register_script(_PUBLISH_LUA)
         self._batch_script = client.register_script(_PUBLISH_BATCH_LUA)
-        self._once_script = client.register_script(_PUBLISH_ONCE_LUA)
 
     def publish_envelope(self, envelope, idempotency_key=None):
         """Validate and publish ``envelope`` (a dict without id/ts).
@@ -135,26 +128,21 @@ class Bus:
         """
         clean = notifications.validate(envelope)
         prepared = _prepare_clean(clean)
+        keys = [STREAM, LIVE]
+        args = [prepared.raw, self.history_max, prepared.topic, prepared.user]
+        if idempotency_key is not None:
+            digest = fingerprint(clean)
+            keys.append("herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest())
+            args += [IDEMPOTENCY_TTL, f"{prepared.ts} {digest}"]
         try:
-            if idempotency_key is None:
-                entry_id = self._script(keys=[STREAM, LIVE], args=[
-                    prepared.raw, self.history_max, prepared.topic, prepared.user])
-                return {"id": _text(entry_id), "ts": prepared.ts}
-            return self._publish_once(prepared, fingerprint(clean), idempotency_key)
+            written, value = self._script(keys=keys, args=args)
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
-
-    def _publish_once(self, prepared, digest, idempotency_key):
-        key = "herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
-        written, value = self._once_script(keys=[STREAM, LIVE, key], args=[
-            prepared.raw, self.history_max, prepared.topic, prepared.user,
-            IDEMPOTENCY_TTL, f"{prepared.ts} {digest}"])
         if written:
             return {"id": _text(value), "ts": prepared.ts}
         entry_id, ts, first_digest = _text(value).split(" ")
         if first_digest != digest:
-            raise IdempotencyConflict(
-                "idempotency key: already used for a different notification")
+            raise IdempotencyConflict("idempotency key: already used for a different notification")
         return {"id": entry_id, "ts": ts, "replayed": True}
 
     def publish(self, topic, title, idempotency_key=None, **fields):
@@ -201,6 +189,8 @@ def publish(topic, title, *, bus=None, **fields):
     """Publish one notification and return its id.
 
     ``fields`` are the optional envelope fields: body, severity, data, user,
-    origin, correlation_id. Raises EnvelopeError or BusUnavailable.
+    origin, correlation_id; and ``idempotency_key``, to store it at most once
+    (see :meth:`Bus.publish_envelope`). Raises EnvelopeError, BusUnavailable
+    or IdempotencyConflict.
     """
     return (bus or default_bus()).publish(topic, title, **fields)

@@ -4,9 +4,9 @@ Every operation in app/api/openapi.json gets generated requests, both ones
 the description allows and ones it does not, as an admin (who may do
 everything): never a 500, and every answer as the description says
 (status codes, content type, body schema). Then nothing is half-written:
-each 201 from publishing is exactly one stream entry (a repeat under
-the same Idempotency-Key answers the first one's id and writes nothing), and every entry is a
-whole, valid notification.
+each 201 from publishing is exactly one stream entry (a repeat under the
+same Idempotency-Key answers the first one's id and writes nothing), and
+every entry is a whole, valid notification.
 """
 import json
 from pathlib import Path
