@@ -15,9 +15,11 @@ def create_app(config=None):
 
     from flask import Flask
 
-    from . import cli, extensions, logs, rate_limits, security
+    from . import cli, client_files, extensions, logs, rate_limits, security
     from .api import bp as api_bp
     from .auth import bp as auth_bp
+    from .auth.bearer import TokenVerifier
+    from .auth.host_tokens import ConfigError, HostTokens
     from .bus import Bus
     from .config import ROOT, Config
     from .ops import bp as ops_bp
@@ -34,6 +36,14 @@ def create_app(config=None):
     client = connect(app.config["REDIS_URL"])
     app.extensions["herald.redis"] = client
     app.extensions["herald.bus"] = Bus(client, app.config["HISTORY_MAX"])
+    try:
+        host = HostTokens(app.config["JWT_SECRET"], app.config["JWT_PUBLIC_KEY"],
+                          app.config["JWT_AUDIENCE"], app.config["JWT_ISSUER"],
+                          app.config["JWT_LEEWAY"])
+    except ConfigError as exc:
+        raise SystemExit(f"herald: {exc}") from None
+    app.extensions["herald.tokens"] = TokenVerifier(client, app.config["SECRET_KEY"],
+                                                    app.config["TOKEN_TTL"], host)
     extensions.csrf.init_app(app)
     security.init_app(app)
     logs.init_app(app)
@@ -42,6 +52,7 @@ def create_app(config=None):
     app.register_blueprint(api_bp)
     app.register_blueprint(pages_bp)
     app.register_blueprint(ops_bp)
+    client_files.init_app(app)
     extensions.csrf.exempt(api_bp)
     rate_limits.init_app(app, api_bp)
 

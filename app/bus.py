@@ -30,21 +30,27 @@ LIVE = "herald:live"
 CONTROL = "herald:control"
 DEFAULT_HISTORY_MAX = 100_000
 
-# KEYS: stream, live channel[, idempotency key]. ARGV: envelope JSON without
-# id, maxlen, topic, user[, key ttl, "ts fingerprint"]. Answers {1, id}. With
-# an idempotency key already seen it writes nothing and answers {0, "id ts
-# fingerprint"} of the first publish; a new key remembers this one, in the
-# same atomic step.
+# KEYS: stream, live channel[, idempotency key]. ARGV: maxlen, key ttl,
+# "fingerprint", then one (envelope JSON without id, topic, user, ts) quadruple
+# per notification. Writes them all, in order, and answers {1, "id ts id ts
+# ..."}. With an idempotency key already seen it writes nothing and answers
+# {0, what the first publish stored: "fingerprint id ts id ts ..."}; a new key
+# remembers this publish, in the same atomic step.
 _PUBLISH_LUA = """
 if KEYS[3] then
   local seen = redis.call('GET', KEYS[3])
   if seen then return {0, seen} end
 end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
-                      'topic', ARGV[3], 'user', ARGV[4], 'envelope', ARGV[1])
-redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2))
-if KEYS[3] then redis.call('SET', KEYS[3], id .. ' ' .. ARGV[6], 'EX', ARGV[5]) end
-return {1, id}
+local written = {}
+for i = 4, #ARGV, 4 do
+  local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
+                        'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
+  redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
+  written[#written + 1] = id .. ' ' .. ARGV[i + 3]
+end
+local answer = table.concat(written, ' ')
+if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
+return {1, answer}
 """
 IDEMPOTENCY_TTL = 24 * 3600
 
@@ -65,6 +71,7 @@ redis.call('SET', KEYS[3], table.concat(ids, ' '), 'EX', ARGV[2])
 return ids
 """
 BATCH_KEY_TTL = 3600
+MAX_BATCH = 100  # notifications in one publish_envelopes call
 
 class Prepared(NamedTuple):
     """A validated notification, encoded and stamped, ready to publish."""
@@ -126,24 +133,51 @@ class Bus:
         again. The same key with a different envelope raises
         IdempotencyConflict.
         """
-        clean = notifications.validate(envelope)
-        prepared = _prepare_clean(clean)
+        [published], replayed = self._publish([notifications.validate(envelope)],
+                                              idempotency_key)
+        return dict(published, replayed=True) if replayed else published
+
+    def publish_envelopes(self, envelopes, idempotency_key=None):
+        """Validate and publish a list of envelopes, all or none, in order.
+
+        Returns ``({"notifications": [{"id", "ts"}, ...]}, replayed)``. Every
+        envelope is checked before anything is written: an EnvelopeError
+        names the one at fault (``notifications[2].topic: ...``). The
+        idempotency key covers the whole list, as in :meth:`publish_envelope`.
+        """
+        if not isinstance(envelopes, list) or not 1 <= len(envelopes) <= MAX_BATCH:
+            raise notifications.EnvelopeError(
+                "notifications", f"must be a list of 1-{MAX_BATCH} notifications")
+        clean = []
+        for index, envelope in enumerate(envelopes):
+            try:
+                clean.append(notifications.validate(envelope))
+            except notifications.EnvelopeError as exc:
+                raise notifications.EnvelopeError(f"notifications[{index}].{exc.field}",
+                                                  exc.rule) from None
+        published, replayed = self._publish(clean, idempotency_key)
+        return {"notifications": published}, replayed
+
+    def _publish(self, clean, idempotency_key):
+        """Publish validated envelopes in one script; returns (``[{"id", "ts"}]``, replayed)."""
+        prepared = [_prepare_clean(item) for item in clean]
         keys = [STREAM, LIVE]
-        args = [prepared.raw, self.history_max, prepared.topic, prepared.user]
+        digest = fingerprint(clean[0] if len(clean) == 1 else clean)
+        args = [self.history_max, IDEMPOTENCY_TTL, digest]
         if idempotency_key is not None:
-            digest = fingerprint(clean)
             keys.append("herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest())
-            args += [IDEMPOTENCY_TTL, f"{prepared.ts} {digest}"]
+        for item in prepared:
+            args += [item.raw, item.topic, item.user, item.ts]
         try:
             written, value = self._script(keys=keys, args=args)
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
         if written:
-            return {"id": _text(value), "ts": prepared.ts}
-        entry_id, ts, first_digest = _text(value).split(" ")
-        if first_digest != digest:
+            return _pairs(_text(value).split(" ")), False
+        first_digest, stored = _stored_answer(_text(value))
+        if first_digest != digest or len(stored) != len(prepared):
             raise IdempotencyConflict("idempotency key: already used for a different notification")
-        return {"id": entry_id, "ts": ts, "replayed": True}
+        return stored, True
 
     def publish(self, topic, title, idempotency_key=None, **fields):
         """Publish a notification given as keywords; returns its id."""
@@ -171,6 +205,22 @@ class Bus:
 
 def _text(value):
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _pairs(words):
+    """``[{"id", "ts"}]`` from ``["id", "ts", "id", "ts", ...]``."""
+    return [{"id": words[i], "ts": words[i + 1]} for i in range(0, len(words), 2)]
+
+
+def _stored_answer(value):
+    """``(fingerprint, [{"id", "ts"}])`` of what an idempotency key keeps.
+
+    Keys written before batches existed (kept a day) hold "id ts fingerprint".
+    """
+    words = value.split(" ")
+    if "-" in words[0]:
+        return words[2], [{"id": words[0], "ts": words[1]}]
+    return words[0], _pairs(words[1:])
 
 
 _default_bus = None

@@ -87,7 +87,16 @@ class Config:
         self.ARCHIVE_DIR = os.environ.get("ARCHIVE_DIR") or str(var_dir() / "archive")
         self.ROLLUP_DIR = os.environ.get("ROLLUP_DIR") or str(var_dir() / "rollup")
         self.SPARK_LOG_DIR = str(var_dir() / "spark")
-        # Origins allowed to open a Socket.IO connection; empty = same origin only.
+        # Tokens minted by the host app (JWTs; see app/auth/host_tokens.py): an HS256
+        # secret and/or a PEM public key file (RS256 or ES256); aud/iss checked when set.
+        self.JWT_SECRET = os.environ.get("JWT_SECRET", "")
+        self.JWT_PUBLIC_KEY = os.environ.get("JWT_PUBLIC_KEY", "")
+        self.JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE", "")
+        self.JWT_ISSUER = os.environ.get("JWT_ISSUER", "")
+        # Seconds of clock difference with the host app tolerated on exp/nbf/iat.
+        self.JWT_LEEWAY = _int("JWT_LEEWAY", 5)
+        # Origins allowed to open a Socket.IO connection (and to call the API and load
+        # /client/herald.js from a page of theirs); empty = same origin only.
         self.SOCKETIO_ORIGINS = [o for o in os.environ.get("SOCKETIO_ORIGINS", "").split(",") if o]
         self.MAX_CONTENT_LENGTH = 64 * 1024
         self.SESSION_COOKIE_HTTPONLY = True

@@ -175,19 +175,45 @@ def check_topic_prefix(prefix):
             "topic", "must be '*' or dot-separated segments of [a-z0-9_-], 1-200 characters")
 
 
-def check_topic_list(topics, most, least=0):
+def check_topic_list(topics, most, least=0, field="topics"):
     """Check a list of subscription prefixes; returns it without repeats, in order.
 
-    Raises EnvelopeError with the field ``topics`` or ``topics[i]``.
+    Raises EnvelopeError with the field ``topics`` or ``topics[i]`` (or
+    ``field`` in their place).
     """
     if not isinstance(topics, list) or not least <= len(topics) <= most:
-        raise EnvelopeError("topics", f"must be a list of {least}-{most} topic prefixes")
+        raise EnvelopeError(field, f"must be a list of {least}-{most} topic prefixes")
     for index, topic in enumerate(topics):
         try:
             check_topic_prefix(topic)
         except EnvelopeError as exc:
-            raise EnvelopeError(f"topics[{index}]", exc.rule) from None
+            raise EnvelopeError(f"{field}[{index}]", exc.rule) from None
     return list(dict.fromkeys(topics))
+
+
+def within(allowed, prefix):
+    """True when subscription ``prefix`` lies inside one of the ``allowed`` prefixes."""
+    if prefix == WILDCARD:
+        return WILDCARD in allowed
+    return any(topic_matches(limit, prefix) for limit in allowed)
+
+
+def restrict(subscriptions, allowed):
+    """What ``subscriptions`` cover inside ``allowed`` (None: no limit), as prefixes.
+
+    A subscription inside an allowed prefix is kept; an allowed prefix inside
+    a subscription stands for the part of it that may be seen:
+
+        >>> restrict(["*", "billing"], ["board.42"])
+        ['board.42']
+        >>> restrict(["board", "billing"], ["board.42", "ops"])
+        ['board.42']
+    """
+    if allowed is None:
+        return list(subscriptions)
+    kept = [s for s in subscriptions if within(allowed, s)]
+    kept += [a for a in allowed if a not in kept and within(subscriptions, a)]
+    return sorted(kept)
 
 
 def topic_matches(prefix, topic):
@@ -220,6 +246,18 @@ def id_key(entry_id):
         entry_id = entry_id.decode()
     ms, _, seq = entry_id.partition("-")
     return int(ms), int(seq or 0)
+
+
+def check_cursor(value, field="last_id"):
+    """A resume point: a stream id, or ``"0"`` for the start of history (Redis' own
+    convention), which is answered as ``"0-0"``. Raises EnvelopeError otherwise."""
+    if value in ("0", "0-0"):
+        return "0-0"
+    try:
+        return check_stream_id(value, field)
+    except EnvelopeError:
+        raise EnvelopeError(field, "must be a notification id like 1700000000000-0, "
+                                   "or 0 for the start of history") from None
 
 
 def check_stream_id(value, field="last_id"):

@@ -253,6 +253,23 @@ class Bridge:
             self.log.close()
 
 
+def refusal(server, auth):
+    """The reason the server gives for refusing a Socket.IO connect with ``auth``
+    (fails the test when it is accepted)."""
+    reasons = []
+    client = socketio.Client(reconnection=False)
+    client.on("connect_error", lambda data: reasons.append(data), namespace=NAMESPACE)
+    try:
+        client.connect(server.url, namespaces=[NAMESPACE], auth=auth, transports=["websocket"],
+                       wait_timeout=5)
+    except socketio.exceptions.ConnectionError:
+        pass
+    finally:
+        client.disconnect()
+    assert reasons, "the connection was accepted"
+    return reasons[0]["message"] if isinstance(reasons[0], dict) else str(reasons[0])
+
+
 class _InOrderEngineIOClient(engineio.Client):
     """python-engineio's client runs each message handler in a thread of its own,
     which can reorder messages under load; a test must see wire order."""
@@ -282,6 +299,7 @@ class Listener:
         self.arrivals = []  # time.time() at which each received notification arrived
         self.resets = []
         self.reads = []
+        self.replays = []  # the server's `replayed` events: where the connection went live
         self.frame_sizes = []  # notifications per frame received, in order
         self.last_id = last_id
         self.token = token
@@ -292,6 +310,7 @@ class Listener:
         self.sio.on("notifications", self._many, namespace=NAMESPACE)
         self.sio.on("reset", self.resets.append, namespace=NAMESPACE)
         self.sio.on("read", self.reads.append, namespace=NAMESPACE)
+        self.sio.on("replayed", self.replays.append, namespace=NAMESPACE)
         self.sio.connect(url or server.url, namespaces=[NAMESPACE], auth=self._auth,
                          transports=["websocket"], wait_timeout=5)
         OPEN_LISTENERS.add(self)
@@ -373,6 +392,7 @@ class StalledClient:
         assert self.ws.recv().startswith("0")  # Engine.IO open
         self.ws.send("40/notifications," + json.dumps({"token": token}))
         assert self.ws.recv().startswith("40/notifications")
+        assert self.ws.recv().startswith('42/notifications,["replayed",')
         self.ws.send('42/notifications,1["subscribe",' + json.dumps({"topics": [topic]}) + "]")
         assert '"ok":true' in self.ws.recv()
 

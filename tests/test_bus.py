@@ -65,3 +65,44 @@ def test_unreachable_redis_raises_bus_unavailable():
     bus = Bus(connect(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=0.5))
     with pytest.raises(BusUnavailable, match="Redis is unreachable"):
         bus.publish("ops.x", "never stored")
+
+
+def test_a_batch_is_written_all_in_order_or_not_at_all(redis, bus):
+    published, replayed = bus.publish_envelopes(
+        [{"topic": "ops.a", "title": "one"}, {"topic": "ops.b", "title": "two", "user": "ann"}])
+    assert not replayed
+    ids = [n["id"] for n in published["notifications"]]
+    assert [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)] == ids
+    with pytest.raises(EnvelopeError, match=r"notifications\[1\]\.topic: "):
+        bus.publish_envelopes([{"topic": "ops", "title": "fine"}, {"topic": "Bad", "title": "x"}])
+    with pytest.raises(EnvelopeError, match="notifications: must be a list of 1-100"):
+        bus.publish_envelopes([])
+    with pytest.raises(EnvelopeError, match="notifications: must be a list of 1-100"):
+        bus.publish_envelopes([{"topic": "ops", "title": "x"}] * 101)
+    assert redis.xlen(STREAM) == 2
+
+
+def test_a_batch_under_an_idempotency_key_is_stored_once(redis, bus):
+    batch = [{"topic": "ops", "title": f"n{i}"} for i in range(3)]
+    first, replayed = bus.publish_envelopes(batch, "job-7")
+    again, replayed_again = bus.publish_envelopes(batch, "job-7")
+    assert (replayed, replayed_again) == (False, True) and again == first
+    assert redis.xlen(STREAM) == 3
+    from app.bus import IdempotencyConflict
+    with pytest.raises(IdempotencyConflict):
+        bus.publish_envelopes(batch[:2], "job-7")
+
+
+def test_a_key_stored_before_batches_existed_is_still_understood(redis, bus):
+    """Keys live a day: one written by the previous release ("id ts fingerprint")
+    must answer its publish, not store it twice, across an upgrade."""
+    import hashlib
+
+    from app.bus import fingerprint
+    from app.notifications import validate
+    clean = validate({"topic": "ops", "title": "old"})
+    key = "herald:publish:once:" + hashlib.sha256(b"old-key").hexdigest()
+    redis.set(key, f"1700000000000-0 2023-11-14T22:13:20.000Z {fingerprint(clean)}")
+    answer = bus.publish_envelope({"topic": "ops", "title": "old"}, "old-key")
+    assert answer == {"id": "1700000000000-0", "ts": "2023-11-14T22:13:20.000Z", "replayed": True}
+    assert redis.xlen(STREAM) == 0

@@ -156,3 +156,27 @@ def test_stream_id_check():
     for bad in ["", "17", "a-b", "1-2-3", None, 5]:
         with pytest.raises(EnvelopeError):
             check_stream_id(bad)
+
+
+def test_a_cursor_is_an_id_or_zero_for_the_start():
+    from app.notifications import check_cursor
+    assert check_cursor("0") == check_cursor("0-0") == "0-0"
+    assert check_cursor("1700000000000-3") == "1700000000000-3"
+    for bad in ("", "00", "-1", "0-", "x", 0, None, "1-2-3"):
+        with pytest.raises(EnvelopeError, match="or 0 for the start of history"):
+            check_cursor(bad, "after")
+
+
+@pytest.mark.parametrize("subscriptions, allowed, expected", [
+    (["*"], None, ["*"]),
+    (["*", "billing"], ["board.42"], ["board.42"]),
+    (["board", "billing"], ["board.42", "ops"], ["board.42"]),
+    (["board.42.cards", "ops.deploy"], ["board", "ops"], ["board.42.cards", "ops.deploy"]),
+    (["boardroom"], ["board"], []),
+    (["board"], ["*"], ["board"]),
+    (["*"], ["*"], ["*"]),
+    ([], ["board"], []),
+])
+def test_restrict_keeps_what_subscriptions_cover_inside_the_limits(subscriptions, allowed, expected):
+    from app.notifications import restrict
+    assert restrict(subscriptions, allowed) == expected

@@ -7,7 +7,7 @@ from flask import jsonify, request
 
 from .. import extensions, history, read_state, subscriptions
 from ..bus import IdempotencyConflict
-from ..notifications import EnvelopeError, check_stream_id
+from ..notifications import EnvelopeError, check_cursor, restrict
 from ..redis_client import UNAVAILABLE
 from . import access, bp
 
@@ -38,6 +38,32 @@ def publish(who):
     # The notification's own correlation id (a run's, a request's) when it has one.
     log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
              extra={"correlation_id": envelope.get("correlation_id")})
+    return jsonify(published), 201
+
+
+@bp.post("/api/notifications/batch")
+@access.publishers()
+def publish_batch(who):
+    """Publish ``{"notifications": [envelope, ...]}`` (1 to 100), all or none, in order."""
+    if not request.is_json:
+        return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or set(body) != {"notifications"}:
+        return jsonify(error='body: must be {"notifications": [envelope, ...]}',
+                       field="notifications"), 400
+    try:
+        key = _idempotency_key(who)
+        published, replayed = extensions.bus().publish_envelopes(body["notifications"], key)
+    except EnvelopeError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400
+    except IdempotencyConflict:
+        return jsonify(error="Idempotency-Key: already used for different notifications",
+                       field="Idempotency-Key"), 422
+    if replayed:
+        return jsonify(published), 201, {"Idempotent-Replayed": "true"}
+    ids = published["notifications"]
+    log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
+             ids[-1]["id"], who.name)
     return jsonify(published), 201
 
 
@@ -73,7 +99,9 @@ def _limit():
 @bp.get("/api/notifications")
 @access.users()
 def list_notifications(who):
-    """The caller's feed in id order: after ``after`` if given, else the newest ``limit``.
+    """The caller's feed in id order: after ``after`` if given (0: from the start of
+    history), else the newest ``limit``. A host-app token limited to some topic
+    prefixes reads only those (and what is private to its user).
 
     Also ``last_id``: the stream id this read reached (None for an empty history).
     """
@@ -81,11 +109,11 @@ def list_notifications(who):
         limit = _limit()
         after = request.args.get("after")
         if after is not None:
-            check_stream_id(after, "after")
+            after = check_cursor(after, "after")
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
     client = extensions.redis()
-    topics = subscriptions.list_topics(client, who.name)
+    topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
     if after is None:
         found, cursor = history.feed_latest(client, who.name, topics, limit)
     else:

@@ -35,7 +35,7 @@ def init_app(app):
         max_http_buffer_size=100_000,
     )
     namespace = NotificationsNamespace(
-        app.extensions["herald.redis"], config["SECRET_KEY"], config["TOKEN_TTL"],
+        app.extensions["herald.redis"], app.extensions["herald.tokens"],
         config["MAX_SUBSCRIPTIONS"])
     sio.register_namespace(namespace)
     app.extensions["herald.sio"] = sio

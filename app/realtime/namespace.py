@@ -1,15 +1,25 @@
 """``NotificationsNamespace``: the Socket.IO contract at ``/notifications``.
 
-- connect with ``auth = {"token": TOKEN, "last_id": ID}``; a missing, forged
-  or expired token, or one whose user is gone, is refused;
+- connect with ``auth = {"token": TOKEN, "last_id": ID}``; TOKEN is one of
+  Herald's tokens or a JWT the host app minted (see app/auth/bearer.py); a
+  missing, forged or expired token, or one whose user is gone, is refused;
 - with ``last_id``, every notification the user may see with a greater id
   that is still in history is replayed (``notifications`` lists, in id
   order), then the connection goes live with no gap and no duplicate; when
   ``last_id`` is older than the retained history, ``reset`` is emitted;
+  ``last_id`` 0 replays all the history there is;
+- then ``replayed`` ``{"recovered", "count", "last_id"}``: whether the
+  replay was whole (false after a reset), how many it sent, and the id from
+  which the connection is live (a cursor to resume from); also sent, with
+  count 0, to a connection without ``last_id``;
 - ``subscribe`` / ``unsubscribe`` with ``{"topics": [...]}``, acknowledged with
   ``{"ok": true, "topics": [full list]}`` or ``{"ok": false, "error": "..."}``.
   Subscriptions are the user's (kept in Redis), so every tab of that user, in
   every web process, follows the change.
+- A connection whose token limits it to some topic prefixes (a host-app
+  token's ``topics`` claim) may change subscriptions only inside them, and
+  joins the rooms of what the user's subscriptions cover inside them;
+  private notifications to its user reach it whatever its limits.
 
 The seam between replay and live: the relay *holds* the connection before
 the history is read, keeping for it what it delivers meanwhile; after the
@@ -21,9 +31,9 @@ import logging
 
 import socketio
 
-from .. import accounts, history, read_state, subscriptions
+from .. import history, read_state, subscriptions
 from ..auth import tokens
-from ..notifications import EnvelopeError, check_stream_id
+from ..notifications import EnvelopeError, check_cursor, id_key, restrict, within
 from ..redis_client import UNAVAILABLE
 from . import rooms
 
@@ -33,29 +43,36 @@ Refused = socketio.exceptions.ConnectionRefusedError
 CONNECT_WAIT = 5.0
 
 
+def newest(*ids):
+    """The newest of stream ids (None ones ignored), or None."""
+    present = [i for i in ids if i]
+    return max(present, key=id_key) if present else None
+
+
 class NotificationsNamespace(socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
-    def __init__(self, client, secret_key, token_ttl, max_subscriptions):
+    def __init__(self, client, verifier, max_subscriptions):
         super().__init__(rooms.NAMESPACE)
         self.client = client
-        self.secret_key = secret_key
-        self.token_ttl = token_ttl
+        self.verifier = verifier  # app.auth.bearer.TokenVerifier
         self.max_subscriptions = max_subscriptions
         self.relay = None  # set by init_app once the relay exists
         self.users = {}  # sid -> user name, for this process's connections
+        self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
+        self.joined = {}  # sid -> the topic rooms a limited connection is in
 
     # -- connect and replay ----------------------------------------------------
 
     def on_connect(self, sid, environ, auth=None):
         auth = auth if isinstance(auth, dict) else {}
         try:
-            name, key = tokens.verify(self.secret_key, auth.get("token"), self.token_ttl)
             last_id = auth.get("last_id")
             if last_id is not None:
-                check_stream_id(last_id)
-            tokens.check_user(accounts.get_user(self.client, name), key)
-            topics = subscriptions.list_topics(self.client, name)
+                last_id = check_cursor(last_id)
+            who = self.verifier.verify(auth.get("token"))
+            name = who.name
+            topics = restrict(subscriptions.list_topics(self.client, name), who.topics)
         except tokens.TokenError as exc:
             raise Refused(f"unauthorized: {exc}") from None
         except EnvelopeError as exc:
@@ -63,23 +80,31 @@ class NotificationsNamespace(socketio.Namespace):
         except UNAVAILABLE:
             raise Refused("unavailable: Redis is unreachable, retry shortly") from None
         self.users[sid] = name
+        if who.topics is not None:
+            self.limits[sid] = who.topics
         if last_id is None:
             self._go_live(sid, name, topics)
+            self.server.start_background_task(self._say_live, sid, self.relay.feed.position)
         else:
-            self.relay.hold(sid, name, topics)
+            self.relay.hold(sid, name, topics, who.topics)
             self.server.start_background_task(self._replay, sid, name, topics, last_id)
 
     def _go_live(self, sid, name, topics):
         self.enter_room(sid, rooms.user_room(name))
         rooms.join_topics(self.server, [sid], topics)
+        if sid in self.limits:
+            self.joined[sid] = list(topics)
 
     def _replay(self, sid, name, topics, last_id):
         """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms."""
         try:
             if not self._wait_connected(sid):
                 return
-            cursor = last_id
-            if history.missed_history(self.client, last_id):
+            cursor, count = last_id, 0
+            # 0 asks for all the history there is, which cannot have a gap.
+            recovered = not (id_key(last_id) > (0, 0)
+                             and history.missed_history(self.client, last_id))
+            if not recovered:
                 self.emit("reset", {"reason": "last_id is older than the retained history"},
                           to=sid)
                 cursor = None
@@ -89,6 +114,7 @@ class NotificationsNamespace(socketio.Namespace):
                         return  # gone while we read
                     if visible:
                         self.emit("notifications", visible, to=sid)
+                        count += len(visible)
             # From here to the last emit: no I/O, so no other greenlet runs.
             if sid not in self.users:
                 return
@@ -96,11 +122,20 @@ class NotificationsNamespace(socketio.Namespace):
             self._go_live(sid, name, topics)
             if pending:
                 self.emit("notifications", pending, to=sid)
+                cursor = newest(cursor, pending[-1]["id"])
+            self.emit("replayed", {"recovered": recovered, "count": count + len(pending),
+                                   "last_id": newest(cursor, self.relay.feed.position)}, to=sid)
         except UNAVAILABLE:
             log.warning("replay for %s stopped: Redis is unreachable; disconnecting it", name)
             self.disconnect(sid)
         finally:
             self.relay.forget_hold(sid)
+
+    def _say_live(self, sid, position):
+        """Tell a connection without ``last_id`` where it went live: every
+        notification past ``position`` reaches it, so that is its cursor."""
+        if self._wait_connected(sid):
+            self.emit("replayed", {"recovered": True, "count": 0, "last_id": position}, to=sid)
 
     def _wait_connected(self, sid):
         """Wait until the CONNECT reply has gone out, so replayed events follow it."""
@@ -114,6 +149,8 @@ class NotificationsNamespace(socketio.Namespace):
 
     def on_disconnect(self, sid, reason=None):
         self.users.pop(sid, None)
+        self.limits.pop(sid, None)
+        self.joined.pop(sid, None)
         self.relay.forget(sid)
 
     # -- subscriptions -----------------------------------------------------------
@@ -136,6 +173,7 @@ class NotificationsNamespace(socketio.Namespace):
         data = args[0]
         try:
             topics = subscriptions.parse_topics(data)
+            self._check_limits(sid, topics)
             if adding:
                 full, changed = subscriptions.add(self.client, user, topics, self.max_subscriptions)
             else:
@@ -147,15 +185,47 @@ class NotificationsNamespace(socketio.Namespace):
             return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
         # Apply here before acking; other processes follow via herald:control.
         if changed:
-            self.apply_change(user, changed if adding else [], [] if adding else changed)
+            self.apply_change(user, changed if adding else [], [] if adding else changed, full)
         return {"ok": True, "topics": full}
 
-    def apply_change(self, user, added, removed):
-        """Move this process's connections of ``user`` into/out of topic rooms."""
+    def _check_limits(self, sid, topics):
+        """Refuse a change outside the prefixes a limited connection's token allows."""
+        limit = self.limits.get(sid)
+        if limit is None:
+            return
+        for topic in topics:
+            if not within(limit, topic):
+                raise subscriptions.SubscriptionError(
+                    f"topics: {topic!r} is outside what this connection's token allows "
+                    f"({', '.join(limit)})")
+
+    def apply_change(self, user, added, removed, full=None):
+        """Move this process's connections of ``user`` into/out of topic rooms.
+
+        ``full`` is the user's whole list after the change (None when the
+        announcement lacked it): a limited connection's rooms are what that
+        list covers inside its limits.
+        """
         sids = rooms.connections_of(self.server, user)
-        rooms.join_topics(self.server, sids, added)
-        rooms.leave_topics(self.server, sids, removed)
-        self.relay.update_held(user, added, removed)
+        free = [sid for sid in sids if sid not in self.limits]
+        rooms.join_topics(self.server, free, added)
+        rooms.leave_topics(self.server, free, removed)
+        for sid in sids:
+            limit = self.limits.get(sid)
+            if limit is not None:
+                self._move_limited(sid, limit, added, removed, full)
+        self.relay.update_held(user, added, removed, full)
+
+    def _move_limited(self, sid, limit, added, removed, full):
+        before = self.joined.get(sid, [])
+        if full is not None:
+            now = restrict(full, limit)
+        else:
+            gone = set(restrict(removed, limit))
+            now = sorted(set(before) - gone | set(restrict(added, limit)))
+        rooms.join_topics(self.server, [sid], [t for t in now if t not in before])
+        rooms.leave_topics(self.server, [sid], [t for t in before if t not in now])
+        self.joined[sid] = now
 
     # -- read state ----------------------------------------------------------------
 

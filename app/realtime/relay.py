@@ -17,20 +17,23 @@ import time
 
 import orjson
 
+from .. import subscriptions
 from ..live_feed import LiveFeed
 from ..metrics import LAG_BUCKETS, Histogram
-from ..notifications import id_key, visible_to
+from ..notifications import id_key, restrict, visible_to
 from . import rooms
 
 
 class Held:
-    """A connection being replayed: whose it is, what it sees, what came meanwhile."""
+    """A connection being replayed: whose it is, what it sees (within its
+    ``limit`` of prefixes, if any), what came meanwhile."""
 
-    __slots__ = ("user", "topics", "buffer")
+    __slots__ = ("user", "topics", "limit", "buffer")
 
-    def __init__(self, user, topics):
+    def __init__(self, user, topics, limit=None):
         self.user = user
         self.topics = list(topics)
+        self.limit = limit
         self.buffer = []
 
 
@@ -63,8 +66,7 @@ class Relay:
             self.sio.emit("read", change["read"], namespace=rooms.NAMESPACE,
                           to=rooms.user_room(change["user"]))
         else:
-            self.namespace.apply_change(change["user"], change.get("add", []),
-                                        change.get("remove", []))
+            self.namespace.apply_change(change["user"], *subscriptions.announcement(change))
 
     def deliver(self, envelope, raw=None):
         """Send one notification to every connection that should have it.
@@ -94,9 +96,9 @@ class Relay:
 
     # -- the replay seam -------------------------------------------------------
 
-    def hold(self, sid, user, topics):
+    def hold(self, sid, user, topics, limit=None):
         """Keep what ``sid`` may see from now on, until :meth:`release`."""
-        self.held[sid] = Held(user, topics)
+        self.held[sid] = Held(user, topics, limit)
 
     def release(self, sid, cursor):
         """End the hold; returns (topics, what arrived meanwhile past ``cursor``).
@@ -114,12 +116,18 @@ class Relay:
             self.floors[sid] = floor
         return held.topics, [n for n in held.buffer if id_key(n["id"]) > floor]
 
-    def update_held(self, user, added, removed):
-        """A subscription change of ``user`` while one of their connections is held."""
+    def update_held(self, user, added, removed, full=None):
+        """A subscription change of ``user`` while one of their connections is held
+        (``full``: the user's list after it, when known)."""
         for held in self.held.values():
-            if held.user == user:
-                held.topics = [t for t in held.topics if t not in removed]
-                held.topics += [t for t in added if t not in held.topics]
+            if held.user != user:
+                continue
+            if held.limit is not None and full is not None:
+                held.topics = restrict(full, held.limit)
+                continue
+            gone = restrict(removed, held.limit)
+            held.topics = [t for t in held.topics if t not in gone]
+            held.topics += [t for t in restrict(added, held.limit) if t not in held.topics]
 
     def forget_hold(self, sid):
         """Drop ``sid``'s hold, if its replay ended without a release."""

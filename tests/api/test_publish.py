@@ -155,3 +155,29 @@ def test_bad_idempotency_key_is_400(client, redis, api_key, key):
     assert reply.get_json()["field"] == "Idempotency-Key"
     assert "visible ASCII" in reply.get_json()["error"]
     assert redis.xlen(STREAM) == 0
+
+
+def test_a_batch_is_published_in_order_and_answers_every_id(client, redis, api_key):
+    reply = client.post("/api/notifications/batch", headers=bearer(api_key), json={
+        "notifications": [{"topic": "ops.a", "title": "one"}, {"topic": "ops.b", "title": "two"}]})
+    assert reply.status_code == 201
+    ids = [n["id"] for n in reply.get_json()["notifications"]]
+    assert [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)] == ids
+    again = client.post("/api/notifications/batch", headers=dict(bearer(api_key), **{"Idempotency-Key": "b1"}),
+                        json={"notifications": [{"topic": "ops.c", "title": "three"}]})
+    repeat = client.post("/api/notifications/batch", headers=dict(bearer(api_key), **{"Idempotency-Key": "b1"}),
+                         json={"notifications": [{"topic": "ops.c", "title": "three"}]})
+    assert repeat.get_json() == again.get_json() and repeat.headers["Idempotent-Replayed"] == "true"
+    assert redis.xlen(STREAM) == 3
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"notifications": [{"topic": "ok", "title": "x"}, {"topic": "ok"}]}, "notifications[1].title"),
+    ({"notifications": []}, "notifications"),
+    ({"notifications": [{"topic": "ok", "title": "x"}], "extra": 1}, "notifications"),
+    ([{"topic": "ok", "title": "x"}], "notifications"),
+])
+def test_a_bad_batch_names_the_fault_and_stores_nothing(client, redis, api_key, body, field):
+    reply = client.post("/api/notifications/batch", headers=bearer(api_key), json=body)
+    assert reply.status_code == 400 and reply.get_json()["field"] == field
+    assert redis.xlen(STREAM) == 0

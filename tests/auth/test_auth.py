@@ -139,7 +139,7 @@ def test_api_keys_are_stored_only_as_hashes(redis):
 
 
 def test_vendor_libraries_are_served(client):
-    for name in ["jquery.js", "underscore.js", "backbone.js", "socket.io.js"]:
+    for name in ["jquery.js", "underscore.js", "backbone.js"]:
         reply = client.get(f"/vendor/{name}")
         assert reply.status_code == 200 and len(reply.data) > 1000
         reply.close()

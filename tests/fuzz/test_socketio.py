@@ -78,6 +78,7 @@ def raw_socket(server, token=None):
     if token:
         ws.send(f"40{NS}," + json.dumps({"token": token}))
         assert ws.recv().startswith(f"40{NS},")
+        assert ws.recv().startswith(f'42{NS},["replayed",')  # where it went live
     return ws
 
 

@@ -1,0 +1,44 @@
+"""Subscriptions in Redis: changes and their announcements on herald:control."""
+import orjson
+import pytest
+
+from app import subscriptions
+from app.bus import CONTROL
+from tests.support import wait_until
+
+
+@pytest.fixture
+def announcements(redis):
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(CONTROL)
+    heard = []
+
+    def read():
+        while (message := pubsub.get_message(timeout=0.05)) is not None:
+            heard.append(orjson.loads(message["data"]))
+        return heard
+    yield read
+    pubsub.close()
+
+
+def test_each_change_is_announced_with_the_full_list_after_it(redis, announcements):
+    assert subscriptions.add(redis, "ann", ["news", "ops"], limit=10) == (["news", "ops"], ["news", "ops"])
+    assert subscriptions.add(redis, "ann", ["news"], limit=10) == (["news", "ops"], [])  # nothing new
+    assert subscriptions.remove(redis, "ann", ["news", "gone"]) == (["ops"], ["news"])
+    assert subscriptions.remove(redis, "ann", ["ops"]) == ([], ["ops"])
+    heard = wait_until(lambda: len(announcements()) == 3 and announcements(), message="announcements")
+    assert [subscriptions.announcement(change) for change in heard] == [
+        (["news", "ops"], [], ["news", "ops"]), ([], ["news"], ["ops"]), ([], ["ops"], [])]
+    assert all(change["user"] == "ann" for change in heard)
+
+
+def test_the_limit_is_kept_and_a_refused_change_changes_nothing(redis, announcements):
+    subscriptions.add(redis, "ann", ["a", "b"], limit=3)
+    with pytest.raises(subscriptions.SubscriptionError, match="at most 3 subscriptions per user"):
+        subscriptions.add(redis, "ann", ["c", "d"], limit=3)
+    assert subscriptions.list_topics(redis, "ann") == ["a", "b"]
+    assert subscriptions.add(redis, "ann", ["a", "c"], limit=3) == (["a", "b", "c"], ["c"])
+
+
+def test_an_announcement_from_an_older_process_has_no_full_list():
+    assert subscriptions.announcement({"user": "ann", "add": ["x"]}) == (["x"], [], None)
