@@ -13,7 +13,6 @@ VENDOR = {
     "jquery.js": "jquery/dist/jquery.min.js",
     "underscore.js": "underscore/underscore-umd-min.js",
     "backbone.js": "backbone/backbone-min.js",
-    "socket.io.js": "socket.io-client/dist/socket.io.min.js",
 }
 
 

@@ -9,6 +9,7 @@
 
   $(function () {
     var config = herald.pageConfig();
+    herald.connectPage(config, {snapshot: FEED_SIZE, readState: true});
     var notifications = new herald.Notifications([], {limit: FEED_SIZE});
     var subscriptions = new herald.Subscriptions();
     subscriptions.mirror(config.subscriptions);
@@ -25,11 +26,5 @@
     }
     herald.notifications = notifications;
     herald.subscriptions = subscriptions;
-
-    herald.boot(config, {
-      snapshotSize: FEED_SIZE,
-      snapshot: _.bind(notifications.receiveAll, notifications),
-      readState: _.bind(notifications.applyRead, notifications)
-    });
   });
 })(window.herald = window.herald || {});

@@ -1,48 +1,46 @@
 /*
- * Starting a page: REST first, then the socket, with no gap between them.
+ * Starting a page: its configuration, and Herald's browser client.
  *
- * `herald.boot(config, page)` loads the read state (if the page wants it)
- * and the newest notifications of the user's feed over REST, hands them to
- * `page.snapshot(list)`, then connects the socket from where that snapshot
- * ended. On `reset` (the server's history no longer reaches back to us) the
- * snapshot is loaded again; on every (re)connect the read state is synced.
+ * The dashboard's pages use the same client library that host apps load
+ * (/client/herald.js): `herald.connectPage(config, options)` connects it
+ * as the signed-in user, with the page's dispatcher (`herald.dispatcher`),
+ * the cursor kept per user in localStorage, and a token renewed from the
+ * signed-in session (/auth/session-token) before it expires, so a page left
+ * open for days still reconnects. The client starts on the next tick: the
+ * page builds its collections and views right after, and they hear all of it.
  */
 (function (herald) {
   'use strict';
 
-  herald.boot = function (config, page) {
-    var size = page.snapshotSize || 200;
+  // A fresh token for the signed-in session.
+  function sessionToken() {
+    return fetch('/auth/session-token', {credentials: 'same-origin', cache: 'no-store'})
+      .then(function (response) {
+        if (!response.ok) throw new Error('HTTP ' + response.status);
+        return response.json();
+      })
+      .then(function (reply) { return reply.token; });
+  }
 
-    // Resolves with the snapshot's stream cursor ("0-0" for an empty history).
-    function loadSnapshot() {
-      return herald.api.snapshot(size).then(function (reply) {
-        page.snapshot(reply.notifications);
-        return reply.last_id || '0-0';
-      });
-    }
-
-    function syncReadState() {
-      if (!page.readState) return $.Deferred().resolve().promise();
-      return herald.api.readState().done(page.readState);
-    }
-
-    herald.dispatcher.on('reset', function () {
-      loadSnapshot().done(function (cursor) { herald.dispatcher.trigger('cursor', cursor); });
+  // Options: snapshot (how many of the newest notifications to load over REST
+  // first, and after a reset), readState (fetch it on every connect).
+  herald.connectPage = function (config, options) {
+    options = options || {};
+    herald.client = Herald.connect({
+      token: config.token,
+      tokenTtl: config.tokenTtl,
+      getToken: sessionToken,
+      user: config.user,
+      remember: true,
+      snapshot: options.snapshot || 0,
+      readState: Boolean(options.readState),
+      dispatcher: herald.dispatcher
     });
-    herald.dispatcher.on('connected', syncReadState);
-
-    syncReadState().always(function () {
-      loadSnapshot()
-        .done(function (cursor) { herald.socket = herald.connect(config, cursor); })
-        .fail(function () { herald.socket = herald.connect(config, null); });
-    });
+    return herald.client;
   };
 
-  // The page's configuration, rendered by the server into a JSON script tag;
-  // reading it also readies the REST client, so views may fetch at once.
+  // The page's configuration, rendered by the server into a JSON script tag.
   herald.pageConfig = function () {
-    var config = JSON.parse(document.getElementById('herald-config').textContent);
-    herald.api.init(config);
-    return config;
+    return JSON.parse(document.getElementById('herald-config').textContent);
   };
 })(window.herald = window.herald || {});

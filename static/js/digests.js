@@ -6,6 +6,7 @@
 
   $(function () {
     var config = herald.pageConfig();
+    herald.connectPage(config, {snapshot: 1});  // for the connection indicator
     $.ajaxSetup({headers: {'X-CSRFToken': config.csrfToken}});
     var digests = new herald.Digests();
     herald.digests = digests;
@@ -14,6 +15,5 @@
       page: new herald.DigestsPageView({el: 'main', collection: digests})
     };
     digests.fetch();
-    herald.boot(config, {snapshotSize: 1, snapshot: function () {}});
   });
 })(window.herald = window.herald || {});

@@ -1,9 +1,10 @@
 /*
  * The event dispatcher: the one place notifications enter the page.
  *
- * socket.js triggers `notification` and `notification:<topic>` for every
- * notification, and `connection` with the connection state; collections and
- * views listen here and never to the socket itself.
+ * Herald's client (/client/herald.js, see boot.js) triggers `notification`
+ * and `notification:<topic>` for every notification, `snapshot`, `read`,
+ * `subscriptions` and `connection` here; collections and views listen here
+ * and never to the socket itself.
  */
 (function (herald) {
   'use strict';

@@ -15,6 +15,7 @@
 
   $(function () {
     var config = herald.pageConfig();
+    herald.connectPage(config, {snapshot: 200});
     var jobs = new herald.SparkJobs();
     herald.jobs = jobs;
     herald.views = {
@@ -25,7 +26,7 @@
 
     herald.dispatcher.on('connected', function () {
       if (!covers(config.subscriptions, 'spark.job')) {
-        herald.dispatcher.trigger('subscriptions:request', 'subscribe', ['spark.job']);
+        herald.client.subscribe(['spark.job']).catch(function () {});
         config.subscriptions.push('spark.job');
         $('#subscribed-note').prop('hidden', false);
       }
@@ -41,6 +42,5 @@
         });
     });
 
-    herald.boot(config, {snapshot: _.bind(jobs.absorbAll, jobs)});
   });
 })(window.herald = window.herald || {});

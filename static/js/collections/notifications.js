@@ -2,11 +2,11 @@
  * The feed's notifications, newest first, at most `limit` of them, and the
  * user's read state.
  *
- * Fed by the dispatcher; a notification already held (same id) is ignored,
- * so a replay, a reload or a duplicate delivery never shows twice. Read
- * state is the server's: everything up to `upto`, plus single `ids` above
- * it. Marking read here asks the server (`read:request`); the server tells
- * every tab of the user (`read`), this one included.
+ * Fed by the dispatcher (live notifications, and REST snapshots); a
+ * notification already held (same id) is ignored, so a replay, a reload or a
+ * duplicate delivery never shows twice. Read state is the server's:
+ * everything up to `upto`, plus single `ids` above it. Marking read here asks
+ * the server; the server tells every tab of the user (`read`), this one included.
  */
 (function (herald) {
   'use strict';
@@ -19,6 +19,7 @@
       this.upto = null;
       this.readIds = {};
       this.listenTo(herald.dispatcher, 'notification', function (envelope) { this.receive(envelope); });
+      this.listenTo(herald.dispatcher, 'snapshot', this.receiveAll);
       this.listenTo(herald.dispatcher, 'read', this.applyRead);
     },
 
@@ -61,14 +62,14 @@
     markRead: function (model) {
       if (model.get('read')) return;
       model.set('read', true);
-      herald.dispatcher.trigger('read:request', {ids: [model.id]});
+      herald.client.markRead({ids: [model.id]}).catch(function () { /* the next connect resyncs */ });
     },
 
     markAllRead: function () {
       if (this.isEmpty()) return;
       var newest = this.first().id;
       this.applyRead({upto: newest, ids: []});
-      herald.dispatcher.trigger('read:request', {upto: newest});
+      herald.client.markRead({upto: newest}).catch(function () { /* the next connect resyncs */ });
     }
   });
 })(window.herald = window.herald || {});

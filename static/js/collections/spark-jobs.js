@@ -18,6 +18,7 @@
       _.each(STAGES, function (stage) {
         this.listenTo(herald.dispatcher, 'notification:spark.job.' + stage, this.absorb);
       }, this);
+      this.listenTo(herald.dispatcher, 'snapshot', this.absorbAll);
     },
 
     absorb: function (envelope) {

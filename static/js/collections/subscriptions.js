@@ -1,9 +1,9 @@
 /*
  * The user's topic subscriptions (one model per prefix, its id the prefix).
  *
- * Changes are asked of the dispatcher (`subscriptions:request`); the server's
- * acknowledgement comes back as `subscriptions:changed` with the full list,
- * which this collection then mirrors.
+ * Changes are asked of Herald's client; the server's acknowledgement comes
+ * back through the dispatcher as `subscriptions` with the full list, which
+ * this collection then mirrors.
  */
 (function (herald) {
   'use strict';
@@ -12,19 +12,20 @@
     comparator: 'id',
 
     initialize: function () {
-      this.listenTo(herald.dispatcher, 'subscriptions:changed', this.mirror);
+      this.listenTo(herald.dispatcher, 'subscriptions', this.mirror);
     },
 
     mirror: function (topics) {
       this.set(_.map(topics, function (topic) { return {id: topic}; }));
     },
 
+    // Errors reach the dispatcher as `subscriptions:error`.
     subscribe: function (topic) {
-      herald.dispatcher.trigger('subscriptions:request', 'subscribe', [topic]);
+      herald.client.subscribe([topic]).catch(function () {});
     },
 
     unsubscribe: function (topic) {
-      herald.dispatcher.trigger('subscriptions:request', 'unsubscribe', [topic]);
+      herald.client.unsubscribe([topic]).catch(function () {});
     }
   });
 })(window.herald = window.herald || {});

@@ -30,12 +30,6 @@
     }
   });
 
-  // Compare two stream ids ("<ms>-<seq>") numerically: -1, 0 or 1.
-  herald.compareIds = function (a, b) {
-    var x = a.split('-'), y = b.split('-');
-    var dms = Number(x[0]) - Number(y[0]);
-    if (dms !== 0) return dms < 0 ? -1 : 1;
-    var dseq = Number(x[1]) - Number(y[1]);
-    return dseq === 0 ? 0 : (dseq < 0 ? -1 : 1);
-  };
+  // Compare two stream ids ("<ms>-<seq>"): -1, 0 or 1 (the client library's rule).
+  herald.compareIds = Herald.compareIds;
 })(window.herald = window.herald || {});

@@ -33,9 +33,8 @@
 
     load: function () {
       var view = this;
-      herald.api.rollup()
-        .done(function (summary) { view.render(summary); })
-        .fail(function () {
+      herald.client.get('/api/spark/rollup')
+        .then(function (summary) { view.render(summary); }, function () {
           view.$('.rollup-state').text('No rollup yet: run one above.');
         });
     },

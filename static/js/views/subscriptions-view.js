@@ -20,7 +20,7 @@
     initialize: function () {
       this.listenTo(this.collection, 'update reset sort', this.render);
       this.listenTo(herald.dispatcher, 'subscriptions:error', this.showError);
-      this.listenTo(herald.dispatcher, 'subscriptions:changed', this.clearError);
+      this.listenTo(herald.dispatcher, 'subscriptions', this.clearError);
       this.render();
     },
 

@@ -1,0 +1,587 @@
+/*
+ * Herald's browser client: live notifications for any page, on any origin.
+ *
+ *     var herald = Herald.connect({url: 'https://herald.example.com', getToken: fetchToken});
+ *     herald.on('notification', function (n) { console.log(n.title); });
+ *     herald.subscribe(['ops']);
+ *     Herald.sync(records, 'board.record', {fetch: true});  // a Backbone collection, kept live
+ *
+ * One file, no build step, served by Herald at /client/herald.js with
+ * socket.io-client beside it at /client/socket.io.js. When Backbone is on
+ * the page the client's dispatcher is a `Backbone.Events` (views can
+ * `listenTo` it); otherwise a minimal emitter with `on`, `once`, `off` and
+ * `trigger`.
+ *
+ * Delivery. Every notification is triggered once, in id order, as
+ * `notification` and `notification:<topic>`. The client keeps a cursor, the
+ * newest notification id it has seen, and reconnects with it as `last_id`,
+ * so the server replays exactly what was missed; anything at or below the
+ * cursor is a duplicate and is dropped. When the server's history no longer
+ * reaches back that far it says `reset`: the client passes it on and, with
+ * the `snapshot` option, reloads the newest notifications over REST.
+ *
+ * Events: `notification`, `notification:<topic>`, `snapshot` (a list, oldest
+ * first), `connection` ('connecting', 'connected', 'reconnecting', 'offline'),
+ * `connected`, `replayed` ({recovered, count, last_id}), `reset`, `read`
+ * (read state, whole or a change), `subscriptions` (the user's full list),
+ * `subscriptions:error` (a message) and `error` (an Error: refused for good).
+ */
+(function (root) {
+  'use strict';
+
+  var NAMESPACE = '/notifications';
+  var ACK_TIMEOUT = 10000;  // ms to wait for the server to acknowledge a request
+  var SYNC_ACTIONS = {created: true, updated: true, deleted: true};
+
+  // ---- Events ----------------------------------------------------------------
+
+  // The dispatcher when Backbone is not on the page: on, once, off, trigger.
+  function Emitter() {
+    this._events = {};
+  }
+
+  Emitter.prototype.on = function (name, callback, context) {
+    (this._events[name] = this._events[name] || []).push({callback: callback, context: context});
+    return this;
+  };
+
+  Emitter.prototype.once = function (name, callback, context) {
+    var self = this;
+    var wrapper = function () {
+      self.off(name, wrapper);
+      return callback.apply(context || self, arguments);
+    };
+    return this.on(name, wrapper, context);
+  };
+
+  Emitter.prototype.off = function (name, callback, context) {
+    var names = name ? [name] : Object.keys(this._events);
+    for (var i = 0; i < names.length; i++) {
+      var kept = (this._events[names[i]] || []).filter(function (handler) {
+        return (callback && handler.callback !== callback) || (context && handler.context !== context);
+      });
+      if (kept.length) this._events[names[i]] = kept; else delete this._events[names[i]];
+    }
+    return this;
+  };
+
+  Emitter.prototype.trigger = function (name) {
+    var args = Array.prototype.slice.call(arguments, 1);
+    var handlers = (this._events[name] || []).slice();
+    for (var i = 0; i < handlers.length; i++) {
+      handlers[i].callback.apply(handlers[i].context || this, args);
+    }
+    return this;
+  };
+
+  function makeDispatcher() {
+    var Backbone = root.Backbone;
+    if (Backbone && Backbone.Events) {
+      var events = {};
+      for (var key in Backbone.Events) events[key] = Backbone.Events[key];
+      return events;
+    }
+    return new Emitter();
+  }
+
+  // ---- Ids and the cursor ----------------------------------------------------
+
+  // Compare two notification ids ("<ms>-<seq>", no leading zeros): -1, 0 or 1.
+  // Compared as digit strings, so ids past 2^53 still compare exactly.
+  function compareIds(a, b) {
+    var x = String(a).split('-'), y = String(b).split('-');
+    for (var i = 0; i < 2; i++) {
+      var p = x[i] || '0', q = y[i] || '0';
+      if (p.length !== q.length) return p.length < q.length ? -1 : 1;
+      if (p !== q) return p < q ? -1 : 1;
+    }
+    return 0;
+  }
+
+  // The newest notification id seen; kept in localStorage under `key`, when given.
+  function Cursor(key, start) {
+    this.key = key;
+    this.value = null;
+    this.advance(start);
+    if (key) this.advance(this.stored());
+  }
+
+  Cursor.prototype.stored = function () {
+    try { return root.localStorage.getItem(this.key); } catch (e) { return null; }
+  };
+
+  // Move forward to `id`; never back. True when it moved.
+  Cursor.prototype.advance = function (id) {
+    if (!id || (this.value && compareIds(id, this.value) <= 0)) return false;
+    this.value = id;
+    if (this.key) {
+      try { root.localStorage.setItem(this.key, id); } catch (e) { /* private mode, full */ }
+    }
+    return true;
+  };
+
+  // True when one of the subscription prefixes `topics` covers `prefix`.
+  function covers(topics, prefix) {
+    return (topics || []).some(function (topic) {
+      return topic === '*' || topic === prefix || prefix.indexOf(topic + '.') === 0;
+    });
+  }
+
+  // ---- Tokens ------------------------------------------------------------------
+
+  // The claims of a JWT (none for Herald's own tokens, which are not JWTs).
+  function jwtClaims(token) {
+    try {
+      var part = String(token).split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+      var claims = JSON.parse(root.atob(part + '==='.slice((part.length + 3) % 4)));
+      return claims && typeof claims === 'object' ? claims : {};
+    } catch (e) {
+      return {};
+    }
+  }
+
+  // Keeps a token fresh enough to use: `getToken()` (a value or a promise of
+  // one) is asked again once the token is half-way to its expiry (a JWT's
+  // `exp`, else `tokenTtl` seconds), or after the server refused it.
+  function TokenSource(options) {
+    this.fetch = options.getToken || null;
+    this.ttl = options.tokenTtl || null;
+    this.pending = null;
+    this.accept(options.token || null);
+  }
+
+  TokenSource.prototype.accept = function (token) {
+    var claims = jwtClaims(token), now = Date.now();
+    this.token = token;
+    this.claims = claims;
+    if (typeof claims.exp === 'number') {
+      var issued = typeof claims.iat === 'number' ? claims.iat * 1000 : now;
+      this.refreshAt = issued + (claims.exp * 1000 - issued) / 2;
+    } else {
+      this.refreshAt = this.ttl ? now + this.ttl * 500 : Infinity;
+    }
+  };
+
+  TokenSource.prototype.get = function () {
+    var self = this;
+    if (self.token && Date.now() < self.refreshAt) return Promise.resolve(self.token);
+    if (!self.fetch) return Promise.resolve(self.token);
+    if (!self.pending) {
+      self.pending = Promise.resolve()
+        .then(function () { return self.fetch(); })
+        .then(function (token) { if (token) self.accept(token); return self.token; },
+              function () { return self.token; })  // keep the old one; the server says why
+        .then(function (token) { self.pending = null; return token; });
+    }
+    return self.pending;
+  };
+
+  TokenSource.prototype.expire = function () {
+    this.refreshAt = 0;
+  };
+
+  // ---- The client ----------------------------------------------------------------
+
+  function Client(options) {
+    var self = this;
+    options = options || {};
+    if (!options.token && !options.getToken) {
+      throw new Error('Herald.connect: give a token or a getToken function');
+    }
+    var io = options.io || root.io;
+    if (typeof io !== 'function') {
+      throw new Error('Herald.connect: socket.io-client is not loaded (load /client/socket.io.js first)');
+    }
+    self.options = options;
+    self.io = io;
+    self.base = baseUrl(options.url);
+    self.dispatcher = options.dispatcher || makeDispatcher();
+    self.tokens = new TokenSource(options);
+    self.user = options.user || self.tokens.claims.sub || null;
+    var key = options.remember && self.user ? 'herald.lastId.' + self.user : null;
+    self.cursor = new Cursor(key, options.lastId);
+    self.topics = (options.topics || []).slice();
+    self.state = 'connecting';
+    self.socket = null;
+    self.opened = new Promise(function (resolve) { self._opened = resolve; });
+    self.closed = false;
+    self.unavailableRetries = 0;
+    // Start on the next tick, so that listeners added right after connect() hear everything.
+    Promise.resolve().then(function () { return self._start(); });
+  }
+
+  // `url` as {origin, path}: where Herald lives, maybe under a path behind a proxy.
+  function baseUrl(url) {
+    var parsed = new root.URL(url || '/', root.location.href);
+    return {origin: parsed.origin, path: parsed.pathname.replace(/\/+$/, '')};
+  }
+
+  // client.on/once/off/trigger are the dispatcher's.
+  ['on', 'once', 'off', 'trigger'].forEach(function (name) {
+    Client.prototype[name] = function () {
+      var result = this.dispatcher[name].apply(this.dispatcher, arguments);
+      return result === this.dispatcher ? this : result;
+    };
+  });
+
+  Client.prototype._state = function (state) {
+    this.state = state;
+    this.dispatcher.trigger('connection', state);
+  };
+
+  Client.prototype._start = function () {
+    var self = this;
+    if (!self.options.snapshot) return self._open();
+    return self._loadSnapshot().then(function () { self._open(); }, function () { self._open(); });
+  };
+
+  // The newest `snapshot` notifications of the user's feed over REST; the cursor
+  // moves to where that read ended, so the socket resumes right after it.
+  Client.prototype._loadSnapshot = function () {
+    var self = this;
+    return self.history({limit: self.options.snapshot}).then(function (reply) {
+      self.dispatcher.trigger('snapshot', reply.notifications);
+      self.cursor.advance(reply.last_id);
+      return reply;
+    });
+  };
+
+  Client.prototype._open = function () {
+    var self = this;
+    if (self.closed) return;
+    var socket = self.socket = self.io(self.base.origin + NAMESPACE, {
+      path: self.base.path + '/socket.io',
+      transports: self.options.transports || ['websocket', 'polling'],
+      reconnectionDelay: self.options.reconnectionDelay || 500,
+      reconnectionDelayMax: self.options.reconnectionDelayMax || 5000,
+      randomizationFactor: 0.5,  // spread a crowd of reconnecting clients
+      auth: function (callback) {
+        self.tokens.get().then(function (token) {
+          var auth = {token: token};
+          if (self.cursor.value) auth.last_id = self.cursor.value;
+          callback(auth);
+        });
+      }
+    });
+    self._opened(socket);
+
+    socket.on('connect', function () {
+      self.retriedAuth = false;
+      self.unavailableRetries = 0;
+      self._state('connected');
+      // An empty subscribe changes nothing and answers with the full list.
+      self.subscribe(self.topics).catch(function () { /* reported as subscriptions:error */ });
+      self.dispatcher.trigger('connected');
+      if (self.options.readState) {
+        self.readState().then(function (state) { self.dispatcher.trigger('read', state); },
+                              function () { /* the next connect tries again */ });
+      }
+    });
+    socket.on('disconnect', function (reason) {
+      if (reason === 'io client disconnect') return self._state('offline');
+      self._state('reconnecting');
+      // The server closed us on purpose (e.g. too slow): socket.io will not retry by itself.
+      if (reason === 'io server disconnect') socket.connect();
+    });
+    socket.on('connect_error', function (error) {
+      if (socket.active) return self._state('reconnecting');  // socket.io retries by itself
+      self._refused(error);
+    });
+    socket.io.on('reconnect_attempt', function () { self._state('reconnecting'); });
+    socket.io.on('reconnect_failed', function () { self._state('offline'); });
+
+    socket.on('notification', function (envelope) { self._pump(envelope); });
+    socket.on('notifications', function (list) {
+      for (var i = 0; i < list.length; i++) self._pump(list[i]);
+    });
+    socket.on('replayed', function (outcome) {
+      self.cursor.advance(outcome && outcome.last_id);
+      self.dispatcher.trigger('replayed', outcome);
+    });
+    socket.on('reset', function () { self._reset(); });
+    socket.on('read', function (change) { self.dispatcher.trigger('read', change); });
+
+    // The machine lost its network: say so. Back online, a socket that had
+    // given up connects again (an active one is retrying already).
+    self._offline = function () { self._state('offline'); };
+    self._online = function () {
+      if (socket.connected) return self._state('connected');
+      self._state('reconnecting');
+      if (!self.closed && !socket.active) socket.connect();
+    };
+    root.addEventListener('offline', self._offline);
+    root.addEventListener('online', self._online);
+  };
+
+  // The server refused the connection: a stale token is renewed and tried once
+  // more; an unavailable server is retried later; anything else is final.
+  Client.prototype._refused = function (error) {
+    var self = this, message = String(error && error.message);
+    if (/^unauthorized/.test(message) && !self.retriedAuth) {
+      self.retriedAuth = true;
+      self.tokens.expire();
+      self._state('reconnecting');
+      return self.socket.connect();
+    }
+    if (/^unavailable/.test(message)) {
+      var delay = Math.min(30000, 500 * Math.pow(2, self.unavailableRetries++));
+      self._state('reconnecting');
+      return setTimeout(function () {
+        if (!self.closed) self.socket.connect();
+      }, delay * (0.5 + Math.random()));
+    }
+    self._state('offline');
+    self.dispatcher.trigger('error', error);
+  };
+
+  Client.prototype._pump = function (envelope) {
+    if (!this.cursor.advance(envelope.id)) return;  // seen already
+    this.dispatcher.trigger('notification', envelope);
+    this.dispatcher.trigger('notification:' + envelope.topic, envelope);
+  };
+
+  Client.prototype._reset = function () {
+    var self = this;
+    self.dispatcher.trigger('reset');
+    if (self.options.snapshot) {
+      self._loadSnapshot().catch(function () { /* the page keeps what it has */ });
+    }
+  };
+
+  // Emit `event` with `payload` (once the socket exists; socket.io holds it
+  // until connected); a promise of the server's acknowledgement, rejected
+  // with the server's error, or when none came within ACK_TIMEOUT.
+  Client.prototype._request = function (event, payload) {
+    return this.opened.then(function (socket) {
+      return new Promise(function (resolve, reject) {
+        socket.timeout(ACK_TIMEOUT).emit(event, payload, function (timedOut, ack) {
+          if (timedOut) return reject(new Error(event + ': no answer from Herald'));
+          if (ack && ack.ok) return resolve(ack);
+          reject(new Error((ack && ack.error) || event + ': refused'));
+        });
+      });
+    });
+  };
+
+  Client.prototype._changeSubscriptions = function (action, topics) {
+    var dispatcher = this.dispatcher;
+    return this._request(action, {topics: topics}).then(function (ack) {
+      dispatcher.trigger('subscriptions', ack.topics);
+      return ack.topics;
+    }, function (error) {
+      dispatcher.trigger('subscriptions:error', error.message);
+      throw error;
+    });
+  };
+
+  // Subscribe the user to topic prefixes; a promise of their full list.
+  Client.prototype.subscribe = function (topics) {
+    return this._changeSubscriptions('subscribe', topics);
+  };
+
+  Client.prototype.unsubscribe = function (topics) {
+    return this._changeSubscriptions('unsubscribe', topics);
+  };
+
+  // Mark read: {ids: [...]} and/or {upto: id}; every tab of the user hears `read`.
+  Client.prototype.markRead = function (change) {
+    return this._request('read', change);
+  };
+
+  // GET a Herald API path with the user's token; a promise of the JSON. A
+  // refused token is renewed (getToken) and the request made once more.
+  Client.prototype.get = function (path, params) {
+    var self = this;
+    var url = self.base.origin + self.base.path + path;
+    var query = Object.keys(params || {}).filter(function (k) { return params[k] != null; })
+      .map(function (k) { return encodeURIComponent(k) + '=' + encodeURIComponent(params[k]); });
+    if (query.length) url += '?' + query.join('&');
+    function attempt(retry) {
+      return self.tokens.get().then(function (token) {
+        return root.fetch(url, {headers: {Authorization: 'Bearer ' + token},
+                                credentials: 'omit', cache: 'no-store'});
+      }).then(function (response) {
+        if (response.status === 401 && retry && self.tokens.fetch) {
+          self.tokens.expire();
+          return attempt(false);
+        }
+        return response.json().catch(function () { return {}; }).then(function (body) {
+          if (response.ok) return body;
+          var error = new Error(body.error || 'HTTP ' + response.status);
+          error.status = response.status;
+          throw error;
+        });
+      });
+    }
+    return attempt(true);
+  };
+
+  // The user's feed over REST: {after, limit} -> {notifications, last_id}.
+  Client.prototype.history = function (params) {
+    return this.get('/api/notifications', params);
+  };
+
+  Client.prototype.readState = function () {
+    return this.get('/api/read-state');
+  };
+
+  Client.prototype.close = function () {
+    this.closed = true;
+    if (this._offline) {
+      root.removeEventListener('offline', this._offline);
+      root.removeEventListener('online', this._online);
+    }
+    if (this.socket) this.socket.disconnect();
+  };
+
+  // ---- Live Backbone collections ----------------------------------------------------
+
+  // Keep `collection` in step with `<prefix>.created|updated|deleted`
+  // notifications whose `data` is the record (see Herald.sync).
+  Client.prototype.sync = function (collection, prefix, options) {
+    options = options || {};
+    var self = this;
+    var versionOf = options.version || 'version';
+    var idAttribute = (collection.model && collection.model.prototype.idAttribute) || 'id';
+    var deleted = {};  // id -> version at deletion, so a late stale update cannot revive it
+    var held = null;   // notifications that came while the collection was being fetched
+
+    function stale(record, previous, strictly) {
+      var incoming = record[versionOf];
+      if (incoming == null || previous == null) return false;
+      return strictly ? incoming < previous : incoming <= previous;
+    }
+
+    function apply(action, record) {
+      var id = record[idAttribute];
+      if (id == null) return;
+      var existing = collection.get(id);
+      var current = existing ? existing.get(versionOf) : deleted[id];
+      if (action === 'deleted') {
+        if (stale(record, current, true)) return;
+        deleted[id] = record[versionOf];
+        if (existing) collection.remove(existing);
+        return;
+      }
+      if (stale(record, current, false)) return;
+      delete deleted[id];
+      if (existing) existing.set(record); else collection.add(record);
+    }
+
+    function receive(envelope) {
+      var topic = envelope.topic;
+      if (topic.slice(0, prefix.length + 1) !== prefix + '.') return;
+      var action = topic.slice(prefix.length + 1);
+      var record = envelope.data;
+      if (!SYNC_ACTIONS[action] || !record || typeof record !== 'object') return;
+      if (held) held.push([action, record]); else apply(action, record);
+    }
+
+    // While the collection fetches, hold what arrives; apply it after, where
+    // the versions tell what the fetch already had.
+    function fetching(target) {
+      if (target === collection && !held) held = [];
+    }
+    function fetched(target) {
+      if (target !== collection || !held) return;
+      var waiting = held;
+      held = null;
+      waiting.forEach(function (item) { apply(item[0], item[1]); });
+    }
+
+    function refetch() {
+      if (typeof collection.fetch === 'function') collection.fetch();
+    }
+
+    // The prefix joins the topics subscribed on every connect; once the first
+    // subscription covering it is acknowledged, changes flow, and the
+    // collection may be fetched without missing any.
+    var live = false, markReady;
+    var ready = new Promise(function (resolve) { markReady = resolve; });
+    function subscribed(topics) {
+      if (live || !covers(topics, prefix)) return;
+      live = true;
+      if (options.fetch) refetch();
+      markReady();
+    }
+
+    self.dispatcher.on('notification', receive);
+    self.dispatcher.on('subscriptions', subscribed);
+    collection.on('request', fetching);
+    collection.on('sync error', fetched);
+    if (options.fetch) self.dispatcher.on('reset', refetch);  // replay could not cover the gap
+    if (self.topics.indexOf(prefix) < 0) self.topics.push(prefix);
+    if (self.state === 'connected') self.subscribe([prefix]).catch(function () {});
+
+    return {
+      ready: ready,
+      stop: function () {
+        self.dispatcher.off('notification', receive);
+        self.dispatcher.off('subscriptions', subscribed);
+        self.dispatcher.off('reset', refetch);
+        collection.off('request', fetching);
+        collection.off('sync error', fetched);
+      }
+    };
+  };
+
+  // ---- The public face ---------------------------------------------------------------
+
+  var Herald = {
+    VERSION: '1',
+    Client: Client,
+    compareIds: compareIds,
+
+    // Connect to Herald. Options: url (Herald's address; this page's origin by
+    // default), token or getToken (a function returning a token or a promise of
+    // one), user (for the stored cursor; a JWT's `sub` by default), topics (to
+    // subscribe to on every connect), snapshot (N: load the newest N over REST
+    // first, and again after a reset), readState (fetch it on every connect),
+    // remember (keep the cursor in localStorage), lastId, dispatcher, transports.
+    connect: function (options) {
+      var client = new Client(options);
+      Herald.current = client;
+      return client;
+    },
+
+    // Options for connect() from the page: a page rendered with the Python
+    // client's Flask extension (`{{ herald_scripts() }}`) carries Herald's URL,
+    // a token for its user and where to renew it in a JSON block; `extra`
+    // options are added (topics, snapshot, ...).
+    pageOptions: function (extra, elementId) {
+      var element = root.document.getElementById(elementId || 'herald-connect');
+      if (!element) {
+        throw new Error('Herald.pageOptions: this page has no #herald-connect block ' +
+                        '(render {{ herald_scripts() }} in its template)');
+      }
+      var settings = JSON.parse(element.textContent);
+      var options = {url: settings.url, token: settings.token, user: settings.user};
+      if (settings.tokenUrl) {
+        options.getToken = function () {
+          return root.fetch(settings.tokenUrl, {credentials: 'same-origin', cache: 'no-store'})
+            .then(function (response) {
+              if (!response.ok) throw new Error('token: HTTP ' + response.status);
+              return response.json();
+            })
+            .then(function (reply) { return reply.token; });
+        };
+      }
+      for (var key in extra || {}) options[key] = extra[key];
+      return options;
+    },
+
+    // Keep a Backbone collection live: `<prefix>.created`, `.updated` and
+    // `.deleted` notifications whose `data` is a record (with its id, and
+    // optionally a `version`) add, update or remove it, ignoring stale versions.
+    // Subscribes the user to `prefix`; with {fetch: true} the collection is
+    // fetched once that subscription is live (and again after a reset), and
+    // what arrives during any fetch is applied after it. Returns {ready, stop}.
+    sync: function (collection, prefix, options) {
+      var client = (options && options.client) || Herald.current;
+      if (!client) throw new Error('Herald.sync: call Herald.connect first');
+      return client.sync(collection, prefix, options);
+    }
+  };
+
+  root.Herald = Herald;
+})(window);
