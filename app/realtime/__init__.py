@@ -21,6 +21,23 @@ def _async_mode():
     return "gevent" if monkey.is_module_patched("socket") else "threading"
 
 
+def origin_check(listed):
+    """Engine.IO's ``cors_allowed_origins`` (a callable it offers for this): a
+    browser may connect from Herald's own origin, always, and from the origins
+    ``listed`` (SOCKETIO_ORIGINS: the host apps' pages).
+
+    Herald's own origin is the request's scheme and host as the WSGI environ
+    has them, that is after ProxyFix when TRUSTED_PROXIES says to believe the
+    proxy's X-Forwarded-* headers (and never from those headers otherwise).
+    """
+    allowed = frozenset(listed)
+
+    def allowed_origin(origin, environ):
+        own = f"{environ.get('wsgi.url_scheme', 'http')}://{environ.get('HTTP_HOST', '')}"
+        return origin == own or origin in allowed
+    return allowed_origin
+
+
 def init_app(app):
     """Mount the Socket.IO server in front of ``app`` and prepare the relay (not started)."""
     config = app.config
@@ -31,7 +48,7 @@ def init_app(app):
         max_queue=config["SLOW_CLIENT_MAX_QUEUE"],
         async_mode=mode,
         json=fastjson,
-        cors_allowed_origins=config["SOCKETIO_ORIGINS"] or None,
+        cors_allowed_origins=origin_check(config["SOCKETIO_ORIGINS"]),
         max_http_buffer_size=100_000,
     )
     namespace = NotificationsNamespace(

@@ -56,7 +56,7 @@ def test_session_cookie_is_secure_by_default_off_loopback(monkeypatch, redis_ser
     assert "Strict-Transport-Security" in app.test_client().get("/login").headers
 
 
-def opens(server, origin):
+def opens(server, origin, headers=None):
     """Whether Engine.IO opens a session on a websocket sent with this Origin.
 
     gevent-websocket completes the websocket handshake before the app runs,
@@ -65,7 +65,7 @@ def opens(server, origin):
     url = server.url.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket"
     ws = websocket.WebSocket()
     try:
-        ws.connect(url, origin=origin, timeout=5)
+        ws.connect(url, origin=origin, timeout=5, header=headers or [])
         return ws.recv().startswith("0{")
     except websocket.WebSocketException:
         return False
@@ -85,6 +85,14 @@ def test_socketio_origins_come_from_config(redis_server, redis, tmp_path):
     try:
         assert opens(server, "https://app.example.com")
         assert not opens(server, "http://evil.example")
-        assert not opens(server, server.url)  # the list replaces same-origin
+        # The list adds to Herald's own origin: its dashboard keeps working.
+        assert opens(server, server.url)
     finally:
         server.stop()
+
+
+def test_forwarded_headers_do_not_make_an_origin_herald_s_own_unless_trusted(live_server):
+    """Engine.IO on its own takes X-Forwarded-Host at its word; Herald believes
+    it only from TRUSTED_PROXIES (through ProxyFix)."""
+    spoof = ["X-Forwarded-Host: evil.example", "X-Forwarded-Proto: http"]
+    assert not opens(live_server, "http://evil.example", spoof)
