@@ -105,6 +105,28 @@ def count_users(client):
     return client.scard(USERS)
 
 
+def list_users(client):
+    """``[{"name", "admin", "created"}]`` of every user, by name (``created``: Unix time)."""
+    names = sorted(n.decode() for n in client.smembers(USERS))
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.hmget(_user_key(name), "admin", "created")
+        rows = pipe.execute()
+    return [{"name": name, "admin": admin == b"1", "created": int(created) if created else None}
+            for name, (admin, created) in zip(names, rows) if admin is not None]
+
+
+def set_password(client, name, password):
+    """Give user ``name`` a new password; their tokens issued so far stop working
+    (a new token key), as a changed password should mean."""
+    if get_user(client, name) is None:
+        raise AccountError(f"name: there is no user {name!r}")
+    if not isinstance(password, str) or len(password) < MIN_PASSWORD:
+        raise AccountError(f"password: must be at least {MIN_PASSWORD} characters")
+    client.hset(_user_key(name), mapping={"password": generate_password_hash(password),
+                                          "token_key": secrets.token_hex(8)})
+
+
 def _digest(key):
     return hashlib.sha256(key.encode()).hexdigest()
 

@@ -51,6 +51,28 @@ def create_user(name, admin, password):
     click.echo(f"created {'admin' if admin else 'user'} {name}")
 
 
+@users.command("list")
+def list_users():
+    """List the users: name, role and when each was created."""
+    found = _accounts(accounts.list_users)
+    for user in found:
+        created = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(user["created"]))
+                   if user["created"] else "-")
+        click.echo(f"{user['name']}\t{'admin' if user['admin'] else 'user'}\tcreated {created}")
+    if not found:
+        click.echo("no users", err=True)
+
+
+@users.command("set-password")
+@click.argument("name")
+@click.option("--password", prompt="New password", hide_input=True, confirmation_prompt=True,
+              help="The new password (asked for when not given).")
+def set_password(name, password):
+    """Set user NAME's password; the tokens they hold stop working."""
+    _accounts(accounts.set_password, name, password)
+    click.echo(f"set the password of {name}")
+
+
 @apikeys.command("create")
 @click.argument("name")
 def create_api_key(name):

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import orjson
+import pytest
 
 from app import accounts
 from app.bus import STREAM
@@ -30,6 +31,33 @@ def test_users_create_errors_are_one_line(runner, redis):
     result = runner.invoke(args=["users", "create", "x y", "--password", "pw-eve-12"])
     assert result.exit_code == 1 and "name: " in result.output
     assert "Traceback" not in result.output
+
+
+def test_users_list(runner, redis):
+    assert runner.invoke(args=["users", "list"]).output.strip() == "no users"
+    accounts.create_user(redis, "zoe", "pw-zoe-123")
+    accounts.create_user(redis, "abe", "pw-abe-123", admin=True)
+    lines = runner.invoke(args=["users", "list"]).output.splitlines()
+    assert [line.split("\t")[:2] for line in lines] == [["abe", "admin"], ["zoe", "user"]]
+    assert all(line.split("\t")[2].startswith("created 20") for line in lines)
+
+
+def test_users_set_password_replaces_it_and_voids_old_tokens(runner, redis):
+    from app.auth import tokens
+    accounts.create_user(redis, "ivy", "pw-ivy-123")
+    old_key = accounts.get_user(redis, "ivy")["token_key"]
+    result = runner.invoke(args=["users", "set-password", "ivy"], input="pw-ivy-456\npw-ivy-456\n")
+    assert result.exit_code == 0 and "set the password of ivy" in result.output
+    assert accounts.authenticate(redis, "ivy", "pw-ivy-123") is None
+    assert accounts.authenticate(redis, "ivy", "pw-ivy-456")["name"] == "ivy"
+    with pytest.raises(tokens.TokenError, match="revoked"):
+        tokens.check_user(accounts.get_user(redis, "ivy"), old_key)
+    for args, message in ((["users", "set-password", "nobody", "--password", "pw-long-12"],
+                           "there is no user 'nobody'"),
+                          (["users", "set-password", "ivy", "--password", "short"],
+                           "password: must be at least 8")):
+        result = runner.invoke(args=args)
+        assert result.exit_code == 1 and message in result.output
 
 
 def test_apikeys_create_prints_a_working_key(runner, redis):
