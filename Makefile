@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-test run test bench clean
+.PHONY: setup setup-test run example test bench clean
 
 setup:
 	@bin/setup
@@ -13,11 +13,15 @@ setup-test:
 run: setup
 	@$(PY) bin/stack.py
 
+example: setup
+	@$(PY) bin/example.py
+
 test: setup-test
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup-test
 	@$(PY) bench/browser_latency.py
+	@$(PY) bench/edit_latency.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
 	@$(PY) bench/bridge.py

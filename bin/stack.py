@@ -155,7 +155,10 @@ def web_process_count():
     return count
 
 
-def main():
+def main(extra_env=None, extra_children=None):
+    """Run the stack until Ctrl-C. ``extra_env`` is added to every child's
+    environment; ``extra_children(client, env)``, when given, returns more
+    children to supervise (``make example`` adds the example app so)."""
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "5000"))
     web_processes = web_process_count()
@@ -164,7 +167,7 @@ def main():
     var_dir().mkdir(parents=True, exist_ok=True)
 
     redis_server = None
-    env = dict(os.environ, HOST=host, PORT=str(port), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, HOST=host, PORT=str(port), PYTHONUNBUFFERED="1", **(extra_env or {}))
     if not os.environ.get("REDIS_URL"):
         redis_server = PrivateRedis()
         redis_server.start()
@@ -189,6 +192,8 @@ def main():
         children.append(Child("demo publisher", [PY, "-m", "workers.demo"], env))
     try:
         ensure_admin(client)
+        if extra_children:
+            children += extra_children(client, env)
         for child in children:
             child.start()
         processes_note = f", {web_processes} web processes" if web_processes > 1 else ""

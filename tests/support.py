@@ -146,6 +146,41 @@ class LiveServer:
         return reply.json()["id"]
 
 
+EXAMPLE_JWT_SECRET = "the-example-board-secret-of-32-bytes-or-more"
+
+
+class ExampleApp:
+    """``python -m examples.board`` on a free port, pointed at a live Herald."""
+
+    def __init__(self, herald_url, api_key, folder, port=None):
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(folder) / f"example-{self.port}.log"
+        self.env = dict(os.environ, HERALD_URL=herald_url, HERALD_API_KEY=api_key,
+                        HERALD_JWT_SECRET=EXAMPLE_JWT_SECRET, EXAMPLE_PORT=str(self.port),
+                        BOARD_DB=str(Path(folder) / "board.db"), EXAMPLE_SECRET_KEY="board-key",
+                        PYTHONUNBUFFERED="1")
+        self.process = None
+
+    def start(self):
+        self.log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([sys.executable, "-m", "examples.board"], cwd=ROOT,
+                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        wait_until(self._up, timeout=15, message=f"example app ({self.log_path})")
+
+    def _up(self):
+        if self.process.poll() is not None:
+            raise AssertionError(f"example app exited: {self.log_path.read_text()}")
+        try:
+            return requests.get(self.url + "/login", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def stop(self):
+        processes.stop(self.process)
+        self.log.close()
+
+
 class SteadyPublisher(threading.Thread):
     """Publishes one notification every ``interval`` seconds until stopped.
 

@@ -7,6 +7,8 @@ Every browser test also checks Herald's Content-Security-Policy: a
 violation reported by any page it opened (an inline script or style, an
 ``eval``) fails the test at teardown.
 """
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import sync_playwright
 
@@ -75,3 +77,26 @@ def open_as_admin(page, server, redis, link):
     page.click(f"nav a:has-text('{link}')")
     page.wait_for_selector("#connection[data-state=connected]")
     return page
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def accessibility_violations(page):
+    """What axe-core (from node_modules) finds against WCAG 2.1 A and AA on ``page``.
+
+    axe is evaluated through the DevTools protocol, which the page's
+    Content-Security-Policy does not govern, so the page keeps its own.
+    """
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    found = page.evaluate("(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
+                          ".then(r => r.violations.map(v => ({id: v.id, impact: v.impact, "
+                          "help: v.help, nodes: v.nodes.map(n => n.target.join(' '))})))", WCAG)
+    return found
+
+
+def no_horizontal_scroll(page):
+    """True when the page is no wider than its viewport."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")

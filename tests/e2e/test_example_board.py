@@ -1,0 +1,190 @@
+"""The example host app (examples/board) and Herald, on two origins, in real Chromium.
+
+Two browser contexts sign in to the example app as two of *its* users (no
+Herald accounts). The board's cards are a Backbone collection that
+Herald.sync keeps live: what one user changes, the other sees without a
+reload; an assignment alert reaches its user alone. Every page is checked
+for Content-Security-Policy violations (tests/e2e/conftest.py).
+"""
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from app import accounts
+from app.bus import STREAM
+from tests.e2e.conftest import CSP_REPORTER, accessibility_violations, no_horizontal_scroll
+from tests.support import EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, free_port
+
+SEEN = 5_000  # ms: generous on a busy machine; bench/edit_latency.py measures the real figure
+
+
+@pytest.fixture
+def board(redis_server, redis, tmp_path):
+    example_port = free_port()
+    herald = LiveServer(redis_server.url, tmp_path, JWT_SECRET=EXAMPLE_JWT_SECRET,
+                        SOCKETIO_ORIGINS=f"http://127.0.0.1:{example_port}")
+    herald.start()
+    example = ExampleApp(herald.url, accounts.create_api_key(redis, "board"), tmp_path,
+                         example_port)
+    example.start()
+    yield herald, example
+    example.stop()
+    herald.stop()
+
+
+@pytest.fixture
+def contexts(browser):
+    """New browser contexts on demand, each failing the test on a CSP violation."""
+    made = []
+
+    def new(**options):
+        context = browser.new_context(**options)
+        context.violations = []
+        context.expose_binding("reportCspViolation",
+                               lambda _source, text: context.violations.append(text))
+        context.add_init_script(CSP_REPORTER)
+        made.append(context)
+        return context
+    yield new
+    for context in made:
+        context.close()
+    assert [v for c in made for v in c.violations] == []
+
+
+def open_board(contexts, example, user, **options):
+    page = contexts(**options).new_page()
+    page.set_default_timeout(10_000)
+    page.goto(example.url + "/login")
+    page.fill("input[name=username]", user)
+    page.fill("input[name=password]", "board-demo")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#live[data-state=connected]")
+    # Every notification the page's Herald client triggers, in order, before any view.
+    page.evaluate("""() => {
+      window.heard = [];
+      window.replays = [];
+      board.herald.on('notification', function (n) { window.heard.push(n.id); });
+      board.herald.on('replayed', function (r) { window.replays.push(r); });
+    }""")
+    return page
+
+
+def card(page, title):
+    return page.locator(".card-item", has=page.locator(".title", has_text=title))
+
+
+def add_card(page, title):
+    page.fill("#new-title", title)
+    page.click("#new-card button[type=submit]")
+    expect(card(page, title)).to_be_visible()
+
+
+def test_what_one_user_changes_the_other_sees_without_a_reload(board, contexts):
+    herald, example = board
+    alice, bob = open_board(contexts, example, "alice"), open_board(contexts, example, "bob")
+    add_card(alice, "Write the release notes")
+    expect(card(bob, "Write the release notes")).to_be_visible(timeout=SEEN)
+
+    item = card(alice, "Write the release notes")
+    item.locator("button.edit").click()
+    alice.fill(".edit-form input[name=title]", "Write the release notes for 2.0")
+    alice.click(".edit-form button[type=submit]")
+    expect(card(bob, "Write the release notes for 2.0")).to_be_visible(timeout=SEEN)
+    expect(bob.locator(".card-item")).to_have_count(1)
+
+    card(alice, "for 2.0").locator("select.move").select_option("doing")
+    expect(bob.locator('[data-column="doing"] .card-item .title')).to_have_text(
+        ["Write the release notes for 2.0"], timeout=SEEN)
+
+    card(alice, "for 2.0").locator("button.delete").click()
+    expect(bob.locator(".card-item")).to_have_count(0, timeout=SEEN)
+    assert bob.url == example.url + "/"  # never reloaded
+    # Every change reached bob once, as it happened.
+    assert len(bob.evaluate("window.heard")) == 4
+
+
+def test_offline_for_ten_seconds_then_back_sees_every_change_exactly_once(board, contexts, redis):
+    herald, example = board
+    alice = open_board(contexts, example, "alice")
+    bob = open_board(contexts, example, "bob")
+    bob_context = bob.context
+    add_card(alice, "Stays")
+    add_card(alice, "Goes away")
+    expect(bob.locator(".card-item")).to_have_count(2, timeout=SEEN)
+    before = redis.xrevrange(STREAM, count=1)[0][0].decode()
+
+    bob_context.set_offline(True)
+    bob.wait_for_selector("#live[data-state=offline]")
+    add_card(alice, "Added while bob was away")
+    card(alice, "Stays").locator("select.move").select_option("done")
+    card(alice, "Goes away").locator("button.delete").click()
+    expect(alice.locator(".card-item")).to_have_count(2)
+    bob.wait_for_timeout(10_000)
+    bob_context.set_offline(False)
+    bob.wait_for_selector("#live[data-state=connected]", timeout=20_000)
+
+    expect(bob.locator('[data-column="todo"] .card-item .title')).to_have_text(
+        ["Added while bob was away"], timeout=SEEN)
+    expect(bob.locator('[data-column="done"] .card-item .title')).to_have_text(["Stays"])
+    expect(bob.locator(".card-item")).to_have_count(2)
+    # It came back by replay: the three changes, from where bob's client had got to.
+    assert [r["count"] for r in bob.evaluate("window.replays")] == [3]
+    missed = [entry_id.decode() for entry_id, _ in redis.xrange(STREAM, min=f"({before}")]
+    assert len(missed) == 3
+    heard = bob.evaluate("window.heard")
+    assert heard[-3:] == missed and len(heard) == len(set(heard)) == 5
+    # The activity log lists each change once.
+    for entry_id in missed:
+        expect(bob.locator(f'#activity li[data-id="{entry_id}"]')).to_have_count(1)
+
+
+def test_an_assignment_alert_reaches_its_user_only(board, contexts):
+    herald, example = board
+    alice, bob = open_board(contexts, example, "alice"), open_board(contexts, example, "bob")
+    carol = open_board(contexts, example, "carol")
+    add_card(alice, "Fix the login page")
+    expect(card(carol, "Fix the login page")).to_be_visible(timeout=SEEN)
+    card(alice, "Fix the login page").locator("select.assign").select_option("bob")
+    expect(bob.locator("#alerts .alert")).to_contain_text("alice assigned you “Fix the login page”",
+                                                          timeout=SEEN)
+    # carol saw the assignment on the board, and no alert; nor did alice.
+    expect(card(carol, "Fix the login page").locator("select.assign")).to_have_value("bob",
+                                                                                     timeout=SEEN)
+    carol.wait_for_timeout(500)
+    assert carol.locator("#alerts .alert").count() == 0
+    assert alice.locator("#alerts .alert").count() == 0
+
+
+def test_heralds_own_policy_stays_strict_for_the_client_it_serves(board):
+    herald, example = board
+    reply = requests.get(herald.url + "/client/herald.js", timeout=5)
+    policy = reply.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "unsafe" not in policy
+    assert reply.headers["Cross-Origin-Resource-Policy"] == "cross-origin"
+    page_policy = requests.get(example.url + "/login", timeout=5).headers["Content-Security-Policy"]
+    assert f"script-src 'self' {herald.url}" in page_policy and "unsafe" not in page_policy
+
+
+def test_the_board_at_360_px_with_the_keyboard_alone_passes_an_accessibility_check(board, contexts):
+    herald, example = board
+    page = contexts(viewport={"width": 360, "height": 740}).new_page()
+    page.goto(example.url + "/login")
+    assert accessibility_violations(page) == [] and no_horizontal_scroll(page)
+    page.keyboard.type("carol")  # the user name field has the focus
+    page.keyboard.press("Tab")
+    page.keyboard.type("board-demo")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#live[data-state=connected]")
+    page.focus("#new-title")
+    page.keyboard.type("Made with the keyboard")
+    page.keyboard.press("Enter")
+    expect(card(page, "Made with the keyboard")).to_be_visible()
+    page.keyboard.press("Tab")  # the Add button
+    page.keyboard.press("Tab")  # the card's Edit button
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("Renamed with the keyboard")
+    page.keyboard.press("Enter")
+    expect(card(page, "Renamed with the keyboard")).to_be_visible()
+    assert no_horizontal_scroll(page)
+    assert accessibility_violations(page) == []
