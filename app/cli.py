@@ -29,6 +29,11 @@ def _fail(message):
     raise click.ClickException(message)
 
 
+def _when(unix_time):
+    """A creation time for a listing: UTC, or "-" when unknown."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(unix_time)) if unix_time else "-"
+
+
 def _accounts(action, *args, **kwargs):
     """Run an accounts function on Herald's Redis; a refusal or an unreachable
     Redis becomes a one-line error."""
@@ -56,9 +61,8 @@ def list_users():
     """List the users: name, role and when each was created."""
     found = _accounts(accounts.list_users)
     for user in found:
-        created = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(user["created"]))
-                   if user["created"] else "-")
-        click.echo(f"{user['name']}\t{'admin' if user['admin'] else 'user'}\tcreated {created}")
+        role = "admin" if user["admin"] else "user"
+        click.echo(f"{user['name']}\t{role}\tcreated {_when(user['created'])}")
     if not found:
         click.echo("no users", err=True)
 
@@ -86,9 +90,7 @@ def list_api_keys():
     """List the API keys: name and when each was created (keys themselves are not kept)."""
     keys = _accounts(accounts.list_api_keys)
     for key in keys:
-        created = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(key["created"]))
-                   if key["created"] else "-")
-        click.echo(f"{key['name']}\tcreated {created}")
+        click.echo(f"{key['name']}\tcreated {_when(key['created'])}")
     if not keys:
         click.echo("no API keys", err=True)
 

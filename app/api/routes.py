@@ -20,51 +20,48 @@ MAX_LIMIT = 1000
 @access.publishers()
 def publish(who):
     """Publish one notification: an API key, or an admin (session with CSRF, or token)."""
-    if not request.is_json:
-        return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
-    envelope = request.get_json(silent=True)
-    if envelope is None:
-        return jsonify(error="body: is not valid JSON"), 400
-    try:
-        key = _idempotency_key(who)
+    def one(envelope, key):
         published = extensions.bus().publish_envelope(envelope, key)
-    except EnvelopeError as exc:
-        return jsonify(error=str(exc), field=exc.field), 400
-    except IdempotencyConflict:
-        return jsonify(error="Idempotency-Key: already used for a different notification",
-                       field="Idempotency-Key"), 422
-    if published.pop("replayed", False):
-        return jsonify(published), 201, {"Idempotent-Replayed": "true"}
-    # The notification's own correlation id (a run's, a request's) when it has one.
-    log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
-             extra={"correlation_id": envelope.get("correlation_id")})
-    return jsonify(published), 201
+        replayed = published.pop("replayed", False)
+        if not replayed:  # the notification's own correlation id (a run's, a request's), if any
+            log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
+                     extra={"correlation_id": envelope.get("correlation_id")})
+        return published, replayed
+    return _publishing(who, one)
 
 
 @bp.post("/api/notifications/batch")
 @access.publishers()
 def publish_batch(who):
     """Publish ``{"notifications": [envelope, ...]}`` (1 to 100), all or none, in order."""
+    def many(body, key):
+        if not isinstance(body, dict) or set(body) != {"notifications"}:
+            raise EnvelopeError("notifications", 'the body must be {"notifications": [envelope, ...]}')
+        published, replayed = extensions.bus().publish_envelopes(body["notifications"], key)
+        if not replayed:
+            ids = published["notifications"]
+            log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
+                     ids[-1]["id"], who.name)
+        return published, replayed
+    return _publishing(who, many)
+
+
+def _publishing(who, publish):
+    """Answer a publish request: ``publish(body, idempotency key)`` returns
+    ``(answer, replayed)``; refusals become 400 (naming the field) or 422."""
     if not request.is_json:
         return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
     body = request.get_json(silent=True)
-    if not isinstance(body, dict) or set(body) != {"notifications"}:
-        return jsonify(error='body: must be {"notifications": [envelope, ...]}',
-                       field="notifications"), 400
+    if body is None:
+        return jsonify(error="body: is not valid JSON"), 400
     try:
-        key = _idempotency_key(who)
-        published, replayed = extensions.bus().publish_envelopes(body["notifications"], key)
+        published, replayed = publish(body, _idempotency_key(who))
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
     except IdempotencyConflict:
-        return jsonify(error="Idempotency-Key: already used for different notifications",
+        return jsonify(error="Idempotency-Key: already used for a different notification",
                        field="Idempotency-Key"), 422
-    if replayed:
-        return jsonify(published), 201, {"Idempotent-Replayed": "true"}
-    ids = published["notifications"]
-    log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
-             ids[-1]["id"], who.name)
-    return jsonify(published), 201
+    return jsonify(published), 201, {"Idempotent-Replayed": "true"} if replayed else {}
 
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
