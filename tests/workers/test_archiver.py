@@ -37,9 +37,12 @@ class ArchiverProcess:
 
 
 def archived(folder):
+    """Every archived entry, by day; a day whose file the archiver has not
+    created yet (it makes the folder first) holds none."""
     lines = []
     for day in sorted(folder.glob("date=*")):
-        lines += [json.loads(line) for line in (day / FILE_NAME).read_text().splitlines()]
+        if (day / FILE_NAME).exists():
+            lines += [json.loads(line) for line in (day / FILE_NAME).read_text().splitlines()]
     return lines
 
 

@@ -1,0 +1,107 @@
+"""The transport's queues and ping wheel, on their own.
+
+They run under gevent in the web process; here gevent's greenlets run them
+in the test process (no monkey-patching needed for these).
+"""
+import time
+
+import gevent
+from engineio import packet as eio_packet
+
+from app.realtime.transport.pings import PingWheel
+from app.realtime.transport.queues import BoundedQueue, DrainingQueue
+
+
+class FakeWebSocket:
+    def __init__(self, fail_after=None):
+        self.sent, self.closed, self.fail_after = [], False, fail_after
+
+    def send(self, text):
+        if self.fail_after is not None and len(self.sent) >= self.fail_after:
+            raise OSError("peer gone")
+        gevent.sleep(0)  # a write may yield, as a real one does
+        self.sent.append(text)
+
+    def close(self):
+        self.closed = True
+
+
+class FakeSocket:
+    def __init__(self, interval=0.05):
+        self.server = type("Server", (), {"ping_interval": interval})()
+        self.closing = self.closed = False
+        self.last_ping = None
+        self.packets = []
+
+    def send(self, pkt):
+        self.packets.append(pkt.packet_type)
+
+
+class Text:
+    def __init__(self, text):
+        self.text = text
+
+    def encode(self):
+        return self.text
+
+
+def draining(ws, items, limit=100, overflowed=None):
+    return DrainingQueue(items, limit, [].append if overflowed is None else overflowed.append,
+                         lambda pkt: ws.send(pkt.encode()), ws.close)
+
+
+def test_a_drainer_runs_only_while_there_is_something_to_write():
+    ws = FakeWebSocket()
+    queue = draining(ws, [Text("open")])
+    assert queue.drainer is not None
+    queue.put(Text("a"))
+    queue.put(Text("b"))
+    gevent.sleep(0.01)
+    assert ws.sent == ["open", "a", "b"] and queue.drainer is None and queue.qsize() == 0
+    queue.put(Text("c"))
+    queue.join()
+    assert ws.sent[-1] == "c" and queue.drainer is None
+
+
+def test_none_closes_the_websocket_after_what_was_queued_and_drops_the_rest():
+    ws = FakeWebSocket()
+    queue = draining(ws, [Text("a"), None, Text("too late")])
+    queue.join()
+    assert ws.sent == ["a"] and ws.closed and queue.empty()
+
+
+def test_a_failed_write_closes_and_frees_the_drainer():
+    ws = FakeWebSocket(fail_after=1)
+    queue = draining(ws, [Text("a"), Text("b")])
+    queue.join()
+    assert ws.sent == ["a"] and ws.closed and queue.drainer is None
+
+
+def test_both_queues_refuse_to_grow_past_their_limit_and_report_it():
+    overflowed = []
+    bounded = BoundedQueue(2, overflowed.append)
+    ws = FakeWebSocket()
+    ws.send = lambda text: gevent.sleep(10)  # a peer that never takes anything
+    drained = draining(ws, [], limit=2, overflowed=overflowed)
+    for queue in (bounded, drained):
+        for text in "abc":
+            queue.put(Text(text))
+        queue.put(None)  # closing is always let through
+        assert queue.qsize() <= 3 and queue.last() is None
+        queue.clear()
+        assert queue.empty() and queue.last() is None
+    assert overflowed == [bounded, drained]
+    drained.drainer.kill()
+
+
+def test_the_wheel_pings_each_socket_once_per_interval_and_skips_closed_ones():
+    wheel = PingWheel()
+    alive, gone = FakeSocket(interval=0.05), FakeSocket(interval=0.05)
+    wheel.schedule(alive)
+    wheel.schedule(gone)
+    gone.closed = True
+    started = time.time()
+    gevent.sleep(0.2)
+    assert alive.packets == [eio_packet.PING] and gone.packets == []
+    assert alive.last_ping >= started
+    assert wheel.runner is None and not wheel.due  # nothing left to do: no greenlet
