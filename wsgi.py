@@ -23,10 +23,9 @@ import signal  # noqa: E402
 import socket  # noqa: E402
 
 from gevent import pywsgi  # noqa: E402
-from geventwebsocket.handler import WebSocketHandler  # noqa: E402
 
 from app import create_app, metrics  # noqa: E402
-from app.realtime.server import bound_call  # noqa: E402
+from app.realtime.transport import bound_call, handler_class  # noqa: E402
 
 app = create_app()
 log = logging.getLogger("herald.web")
@@ -43,32 +42,6 @@ def tune_garbage_collection():
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
-
-
-class Handler(WebSocketHandler):
-    """gevent-websocket's handler, reading through a 512-byte buffer instead of 8 KiB.
-
-    The read buffer lives as long as the connection, though a websocket only
-    uses it for its upgrade request (frames are read from the socket itself,
-    see app.realtime.server.WebSocketTimeout). Header lines and larger bodies
-    still read whole (a buffered reader reads past its buffer when asked for
-    more).
-    """
-
-    def __init__(self, sock, address, server, rfile=None):
-        super().__init__(sock, address, server, rfile or sock.makefile("rb", READ_BUFFER))
-
-    def get_environ(self):
-        """The WSGI environ; for a websocket, the parsed request headers are then
-        let go (an email.message.Message of ~1 KiB kept for the connection's
-        life otherwise), the environ holding all of them already."""
-        environ = super().get_environ()
-        if environ.get("HTTP_UPGRADE", "").lower() == "websocket":
-            self.headers = None
-        return environ
-
-
-READ_BUFFER = 512
 
 
 def listener(host, port, reuse_port):
@@ -96,7 +69,8 @@ def serve():
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
     # The middleware chain itself, as a bound method: Flask's __call__ only calls
     # it, and each callable object would be a C level on every reader's stack.
-    server = pywsgi.WSGIServer(sock, bound_call(app.wsgi_app), handler_class=Handler,
+    handler = handler_class(app.config["WEBSOCKET_TIMEOUT"])
+    server = pywsgi.WSGIServer(sock, bound_call(app.wsgi_app), handler_class=handler,
                                log=access_log)
 
     def shutdown():

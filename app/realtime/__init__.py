@@ -1,4 +1,15 @@
-"""Socket.IO for Herald: the server, ``NotificationsNamespace`` and the relay.
+"""Socket.IO for Herald: how a notification gets from Redis to a browser.
+
+    app/bus.py            publish: Redis stream + live channel, one Lua script
+    relay.py              ONE Redis subscription per process -> rooms
+    rooms.py              which connections want a notification
+    fanout.py             the frame, built once, to every connection in the rooms
+    server.py             HeraldServer: Socket.IO policy (fan-out, shedding slow
+                          clients, refusing bad packets)
+    namespace.py          NotificationsNamespace: connect, replay, subscriptions, read
+    transport/            the websocket transport (Engine.IO and gevent-websocket
+                          internals, in one place; see docs/realtime.md)
+    static/js/herald.js   the browser's end
 
 python-socketio 5 replaces gevent-socketio (Python 2 only). Under gevent
 (monkey-patched, as in ``wsgi.py``) it runs in gevent mode with
@@ -7,10 +18,10 @@ it is built but not served.
 """
 import socketio
 
-from . import fastjson, lean_socket
+from . import fastjson, transport
 from .namespace import NotificationsNamespace
 from .relay import Relay
-from .server import HeraldServer, WebSocketTimeout
+from .server import HeraldServer
 
 
 def _async_mode():
@@ -43,7 +54,7 @@ def init_app(app):
     config = app.config
     mode = _async_mode()
     if mode == "gevent":
-        lean_socket.install()  # no writer or ping greenlet per idle websocket
+        transport.check_versions()  # refuse to serve on libraries it was not written for
     sio = HeraldServer(
         max_queue=config["SLOW_CLIENT_MAX_QUEUE"],
         async_mode=mode,
@@ -59,5 +70,4 @@ def init_app(app):
     relay = Relay(sio, namespace, config["REDIS_URL"], app.extensions["herald.redis"])
     namespace.relay = relay
     app.extensions["herald.relay"] = relay
-    app.wsgi_app = WebSocketTimeout(socketio.WSGIApp(sio, app.wsgi_app),
-                                    config["WEBSOCKET_TIMEOUT"])
+    app.wsgi_app = socketio.WSGIApp(sio, app.wsgi_app)

@@ -45,9 +45,14 @@ class Text:
         return self.text
 
 
+class FakeServer:
+    def __init__(self, limit, overflowed):
+        self.max_queue = limit
+        self.overflow = overflowed.append
+
+
 def draining(ws, items, limit=100, overflowed=None):
-    return DrainingQueue(items, limit, [].append if overflowed is None else overflowed.append,
-                         lambda pkt: ws.send(pkt.encode()), ws.close)
+    return DrainingQueue(items, ws, FakeServer(limit, [] if overflowed is None else overflowed))
 
 
 def test_a_drainer_runs_only_while_there_is_something_to_write():
