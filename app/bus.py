@@ -16,13 +16,12 @@ Stream entries hold three fields: ``topic``, ``user`` (empty when public) and
 filter by topic and owner without decoding JSON.
 """
 import hashlib
-import os
 from typing import NamedTuple
 
 import orjson
 
 from . import notifications
-from .config import redis_url
+from .config import history_max, redis_url
 from .redis_client import UNAVAILABLE, connect
 
 STREAM = "herald:stream"
@@ -230,8 +229,7 @@ def default_bus():
     """A Bus on ``REDIS_URL`` (or the private Redis), made once per process."""
     global _default_bus
     if _default_bus is None:
-        history_max = int(os.environ.get("HISTORY_MAX") or DEFAULT_HISTORY_MAX)
-        _default_bus = Bus(connect(redis_url()), history_max)
+        _default_bus = Bus(connect(redis_url()), history_max())
     return _default_bus
 
 

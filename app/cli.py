@@ -183,11 +183,10 @@ def _digest(digest_id):
 @click.argument("digest_id")
 def digest_preview(digest_id):
     """Print the digest DIGEST_ID would get now (its plain-text part)."""
-    from workers.digest import base_url
-
+    from .config import herald_url
     from .digests import render
     record = _digest(digest_id)
-    message, window, _ = render.preview(_redis(), record, base_url())
+    message, window, _ = render.preview(_redis(), record, herald_url())
     if message is None:
         click.echo(f"nothing collected yet for {digest_id}; next due "
                    f"{render.time.strftime('%Y-%m-%d %H:%M UTC', render.time.gmtime(window))}")
@@ -200,11 +199,10 @@ def digest_preview(digest_id):
 @click.argument("digest_id")
 def digest_send_now(digest_id):
     """Send DIGEST_ID's collected notifications now (needs SMTP_URL); the next window starts."""
-    from workers.digest import base_url
-    from workers.mail.send import Sender
-    from workers.mail.smtp import ERRORS, Smtp, SmtpUrlError
-
+    from .config import herald_url
     from .digests import windows
+    from .digests.send import Sender
+    from .digests.smtp import ERRORS, Smtp, SmtpUrlError
     record = _digest(digest_id)
     try:
         smtp = Smtp.from_env()
@@ -212,7 +210,7 @@ def digest_send_now(digest_id):
         _fail(str(exc))
     if smtp is None:
         _fail("SMTP_URL is not set")
-    sender = Sender(_redis(), smtp, base_url())
+    sender = Sender(_redis(), smtp, herald_url())
     open_windows = [float(w) for w in _redis().zrange(windows.windows_key(digest_id), 0, -1)]
     try:
         sent = sum(sender.send_window(record, window) for window in open_windows)

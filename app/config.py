@@ -44,6 +44,23 @@ def _secret_key():
     return path.read_text().strip()
 
 
+def history_max():
+    """``HISTORY_MAX``: notifications kept in ``herald:stream`` (approximately)."""
+    return _int("HISTORY_MAX", 100_000)
+
+
+def archive_dir():
+    """``ARCHIVE_DIR``: the archiver's output and the Spark rollup's input."""
+    return Path(os.environ.get("ARCHIVE_DIR") or var_dir() / "archive")
+
+
+def herald_url():
+    """``HERALD_URL``: where people reach Herald (links in emails), ending in "/";
+    by default the dashboard on this machine's ``PORT``."""
+    url = os.environ.get("HERALD_URL") or f"http://127.0.0.1:{os.environ.get('PORT', '5000')}/"
+    return url if url.endswith("/") else url + "/"
+
+
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -76,7 +93,7 @@ class Config:
         # Seconds a token from POST /auth/token stays valid.
         self.TOKEN_TTL = _int("TOKEN_TTL", 3600)
         # Entries kept in herald:stream (approximate trimming).
-        self.HISTORY_MAX = _int("HISTORY_MAX", 100_000)
+        self.HISTORY_MAX = history_max()
         # Topic prefixes one user may subscribe to.
         self.MAX_SUBSCRIPTIONS = _int("MAX_SUBSCRIPTIONS", 100)
         # Packets waiting for one client before it is disconnected as too slow.
@@ -84,7 +101,7 @@ class Config:
         # Seconds a websocket may make no progress sending or receiving.
         self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
         # The archiver's output (Spark's input) and the rollup job's output.
-        self.ARCHIVE_DIR = os.environ.get("ARCHIVE_DIR") or str(var_dir() / "archive")
+        self.ARCHIVE_DIR = str(archive_dir())
         self.ROLLUP_DIR = os.environ.get("ROLLUP_DIR") or str(var_dir() / "rollup")
         self.SPARK_LOG_DIR = str(var_dir() / "spark")
         # Tokens minted by the host app (JWTs; see app/auth/host_tokens.py): an HS256
@@ -114,6 +131,8 @@ class Config:
         self.RATELIMIT_SESSION_TOKEN = os.environ.get("RATELIMIT_SESSION_TOKEN", "60 per minute")
         self.RATELIMIT_API_KEY = os.environ.get("RATELIMIT_API_KEY", "500 per second")
         self.WTF_CSRF_TIME_LIMIT = None
+        # Where people reach Herald, for links in emails (empty: see herald_url()).
+        self.HERALD_URL = os.environ.get("HERALD_URL", "")
         self.TESTING = False
         for name, value in overrides.items():
             setattr(self, name, value)

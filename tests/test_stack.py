@@ -12,7 +12,9 @@ import requests
 from app.bus import STREAM
 from app.redis_client import connect
 from tests.support import ROOT, free_port, wait_until
-from workers.zmq_peers import Publisher
+from herald_client.zmq import Publisher
+
+pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def bridge_endpoints():

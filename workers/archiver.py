@@ -20,11 +20,10 @@ import signal
 import time
 from collections import defaultdict
 from datetime import datetime, timezone
-from pathlib import Path
 
 from app import history, logs, metrics
 from app.bus import STREAM
-from app.config import redis_url, var_dir
+from app.config import archive_dir, redis_url
 from app.notifications import id_key, with_id
 from app.redis_client import UNAVAILABLE, connect
 
@@ -35,9 +34,6 @@ READ_COUNT = 1000
 BLOCK_MS = 1000
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 2.0
 
-
-def archive_dir():
-    return Path(os.environ.get("ARCHIVE_DIR") or var_dir() / "archive")
 
 
 def day_of(entry_id):

@@ -13,19 +13,18 @@ Wire format (DESIGN.md, binding):
 
 Redis is ``REDIS_URL`` (or make run's private one). See workers/bridge/ for
 the parts and workers/bridge/settings.py for every setting; the helpers for
-peers are in workers/zmq_peers.py.
+peers are in clients/python/herald_client/zmq.py.
 """
 import argparse
 import logging
-import os
 import signal
 import sys
 
 import zmq
 
 from app import logs
-from app.bus import DEFAULT_HISTORY_MAX, Bus
-from app.config import redis_url
+from app.bus import Bus
+from app.config import history_max, redis_url
 from app.redis_client import connect
 
 from .bridge import security
@@ -57,9 +56,8 @@ def run():
     curve = security.Curve(settings)
     context = zmq.Context()
     curve.start(context)
-    history_max = int(os.environ.get("HISTORY_MAX") or DEFAULT_HISTORY_MAX)
     try:
-        ingest = Ingest(context, settings, Bus(connect(redis_url()), history_max), curve.secure)
+        ingest = Ingest(context, settings, Bus(connect(redis_url()), history_max()), curve.secure)
     except zmq.ZMQError as exc:
         curve.stop()
         raise _cannot_bind(exc, settings) from None

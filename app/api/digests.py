@@ -7,9 +7,9 @@
     DELETE /api/digests/<id>          -> 204
     GET    /api/digests/<id>/preview  -> {"subject", "text", "html", "total", "window"}
 """
-import os
 
-from flask import jsonify, request
+
+from flask import current_app, jsonify, request
 
 from .. import extensions
 from ..digests import render, store
@@ -83,4 +83,4 @@ def preview_digest(who, digest_id):
 
 
 def dashboard_url():
-    return os.environ.get("HERALD_URL") or request.host_url
+    return current_app.config["HERALD_URL"] or request.host_url

@@ -1,5 +1,11 @@
-"""Email digests for admins: subscriptions (store), schedules, and the emails (render).
+"""Email digests: everything about them, in one package.
 
-The worker that collects notifications into windows and sends them is
-workers/digest.py.
+- ``store``: digest subscriptions (who, which topics, when);
+- ``schedule``: when they are due (hourly, daily@HH:MM, cron; time zones, DST);
+- ``windows``: what has been collected for each, until it is sent;
+- ``collect``: notifications from ``herald:stream`` (a consumer group) into
+  each matching subscription's window, or its critical outbox;
+- ``send``: due windows and the outbox, rendered (``render``) and sent over
+  SMTP (``smtp``: ``SMTP_URL`` and the sending itself), exactly once;
+- ``worker``: the loop of both; ``python -m workers.digest`` runs it.
 """

@@ -9,21 +9,19 @@ seconds. Daylight-saving rules, the same for every kind:
 - a wall-clock time that happens twice (the fall-back hour) fires once, at
   its first occurrence.
 
-Cron fields: minute hour day-of-month month day-of-week, each ``*``, a
-number, a range ``a-b``, a list ``a,b``, with an optional step ``/n``;
-months and days may be named (``jan``, ``mon``); day-of-week 0 and 7 are
-Sunday. When both day fields are restricted a day matching either one
-matches (cron's rule).
+Cron expressions are parsed and walked by cronsim (minute hour day-of-month
+month day-of-week; names, ranges, lists, steps; a day matching either
+restricted day field matches, as in cron), in the zone's wall-clock time;
+each wall-clock time it yields becomes an instant by the rules above.
 """
 import re
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from cronsim import CronSim, CronSimError
+
 DAILY_RE = re.compile(r"daily@([01][0-9]|2[0-3]):([0-5][0-9])\Z")
-MONTHS = {n: i for i, n in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
-DAYS = {n: i for i, n in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
-SEARCH_DAYS = 366 * 8  # long enough for "0 0 29 2 *" (29 February) to come round
+FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
 
 
 class ScheduleError(ValueError):
@@ -38,29 +36,6 @@ def zone(name):
         raise ScheduleError(f"timezone: {name!r} is not an IANA time zone such as Europe/Paris") from None
 
 
-def _field(text, low, high, names, label):
-    values = set()
-    for part in text.lower().split(","):
-        body, _, step = part.partition("/")
-        try:
-            step = int(step) if step else 1
-            if body == "*":
-                start, end = low, high
-            elif "-" in body:
-                first, last = body.split("-", 1)
-                start = names[first] if first in names else int(first)
-                end = names[last] if last in names else int(last)
-            else:
-                start = names[body] if body in names else int(body)
-                end = high if step > 1 and "/" in part else start
-        except (ValueError, KeyError):
-            raise ScheduleError(f"schedule: cron {label} field {text!r} is not understood") from None
-        if step < 1 or not (low <= start <= high and low <= end <= high) or start > end:
-            raise ScheduleError(f"schedule: cron {label} field {text!r} is out of range {low}-{high}")
-        values.update(range(start, end + 1, step))
-    return values
-
-
 class Schedule:
     """A parsed schedule; :meth:`next_due` is the only thing it does."""
 
@@ -71,46 +46,36 @@ class Schedule:
         self.tz = zone(timezone_name)
         daily = DAILY_RE.match(self.text)
         if self.text == "hourly":
-            self.minutes, self.hours = {0}, set(range(24))
-            self.doms, self.months, self.dows = set(range(1, 32)), set(range(1, 13)), set(range(7))
-            self.dom_any = self.dow_any = True
+            self.cron = "0 * * * *"
         elif daily:
-            self.minutes, self.hours = {int(daily.group(2))}, {int(daily.group(1))}
-            self.doms, self.months, self.dows = set(range(1, 32)), set(range(1, 13)), set(range(7))
-            self.dom_any = self.dow_any = True
+            self.cron = f"{int(daily.group(2))} {int(daily.group(1))} * * *"
         else:
-            fields = self.text.split()
-            if len(fields) != 5:
+            if len(self.text.split()) != len(FIELDS):
                 raise ScheduleError(
                     "schedule: must be 'hourly', 'daily@HH:MM' or a five-field cron expression")
-            self.minutes = _field(fields[0], 0, 59, {}, "minute")
-            self.hours = _field(fields[1], 0, 23, {}, "hour")
-            self.doms = _field(fields[2], 1, 31, {}, "day-of-month")
-            self.months = _field(fields[3], 1, 12, MONTHS, "month")
-            self.dows = {d % 7 for d in _field(fields[4], 0, 7, DAYS, "day-of-week")}
-            self.dom_any, self.dow_any = fields[2] == "*", fields[4] == "*"
-
-    def _day_matches(self, day):
-        if day.month not in self.months:
-            return False
-        dom, dow = day.day in self.doms, (day.weekday() + 1) % 7 in self.dows
-        if self.dom_any or self.dow_any:
-            return dom and dow
-        return dom or dow
+            self.cron = self.text
+        try:
+            CronSim(self.cron, datetime(2026, 1, 1))
+        except CronSimError as exc:
+            field = str(exc).removeprefix("Bad ")
+            raise ScheduleError(f"schedule: cron {field} field of {self.text!r} is not "
+                                f"understood, out of range, or never matches") from None
 
     def next_due(self, after):
-        """The first due moment strictly after ``after`` (UNIX seconds), as UNIX seconds."""
-        start = datetime.fromtimestamp(after, timezone.utc).astimezone(self.tz).date() - timedelta(days=1)
-        for offset in range(SEARCH_DAYS):
-            day = start + timedelta(days=offset)
-            if not self._day_matches(day):
-                continue
-            for hour in sorted(self.hours):
-                for minute in sorted(self.minutes):
-                    moment = datetime.combine(day, time(hour, minute), self.tz).timestamp()
-                    if moment > after:
-                        return moment
-        raise ScheduleError(f"schedule: {self.text!r} never fires")
+        """The first due moment strictly after ``after`` (UNIX seconds), as UNIX seconds.
+
+        The walk starts a day before ``after`` in wall-clock time, so that a
+        time shifted forward out of the spring-forward gap is not missed.
+        """
+        local = datetime.fromtimestamp(after, timezone.utc).astimezone(self.tz)
+        start = datetime.combine(local.date() - timedelta(days=1), time(0, 0)) - timedelta(minutes=1)
+        for wall in CronSim(self.cron, start):
+            # fold=0: a time in the gap takes the offset before it (shifted forward);
+            # a time that happens twice is its first occurrence.
+            moment = wall.replace(tzinfo=self.tz).timestamp()
+            if moment > after:
+                return moment
+        raise ScheduleError(f"schedule: {self.text!r} never fires")  # pragma: no cover
 
     def local(self, moment):
         """``moment`` (UNIX seconds) as a local datetime in the schedule's zone."""

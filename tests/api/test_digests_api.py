@@ -90,7 +90,7 @@ def test_preview(client, redis, admin):
     url = f"/api/digests/{created['id']}/preview"
     empty = client.get(url, headers=bearer(admin[0])).get_json()
     assert empty["total"] == 0 and empty["text"] is None and empty["window"] > 0
-    from workers.mail.collect import Collector
+    from app.digests.collect import Collector
     Bus(redis).publish("ops.db", "Replica <lagging>", severity="error")
     collector = Collector(redis)
     while collector.step(block_ms=10):

@@ -2,7 +2,7 @@
 from app import accounts
 from app.bus import Bus
 from app.digests import store
-from workers.mail.collect import Collector
+from app.digests.collect import Collector
 
 
 def collect_all(redis):

@@ -72,7 +72,7 @@ def test_cron_expressions(expression, start, expected):
     ("daily@25:00", "UTC", "schedule:"),
     ("61 * * * *", "UTC", "minute field"),
     ("* * * * * *", "UTC", "five-field"),
-    ("0 0 31 2 *", "UTC", "never fires"),
+    ("0 0 31 2 *", "UTC", "day-of-month field of .* or never matches"),
     ("hourly", "Mars/Olympus", "timezone:"),
     (5, "UTC", "schedule:"),
 ])

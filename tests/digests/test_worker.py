@@ -12,8 +12,10 @@ import pytest
 from app import accounts
 from app.bus import Bus
 from app.digests import store, windows
-from workers.digest import Worker
-from workers.mail.smtp import Smtp
+from app.digests.worker import Worker
+from app.digests.smtp import Smtp
+
+pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 AHEAD = 120  # seconds the worker's clock runs ahead: every window is due
 

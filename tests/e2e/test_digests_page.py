@@ -6,7 +6,7 @@ from app import accounts
 from app.bus import Bus
 from app.digests import store
 from tests.e2e.conftest import open_as_admin, sign_in
-from workers.mail.collect import Collector
+from app.digests.collect import Collector
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 Each goes as three frames ``[topic, origin, json_envelope]`` (origin empty
 when the publisher set none), so a SUB filters by topic prefix and a peer
 can drop its own echo. ZeroMQ's prefix filter is by bytes (``spark`` also
-matches ``sparkle``): workers.zmq_peers.Subscriber re-checks segment bounds.
+matches ``sparkle``): herald_client.zmq.Subscriber re-checks segment bounds.
 
 A slow subscriber never stalls the bridge: past ``BRIDGE_SNDHWM`` messages
 queued for one subscriber, ZeroMQ drops further messages *for that

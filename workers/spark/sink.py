@@ -35,7 +35,7 @@ class RedisPublisher:
 
 def zmq_publisher(endpoint=None):
     """A Publisher on the bridge's confirmed (ROUTER) socket."""
-    from workers.zmq_peers import Publisher
+    from herald_client.zmq import Publisher
     return Publisher(endpoint, confirmed=True, timeout=5)
 
 
