@@ -29,7 +29,4 @@
       return this.time().toLocaleDateString();
     }
   });
-
-  // Compare two stream ids ("<ms>-<seq>"): -1, 0 or 1 (the client library's rule).
-  herald.compareIds = Herald.compareIds;
 })(window.herald = window.herald || {});
