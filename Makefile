@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-test run example test bench clean
+.PHONY: setup setup-test run example test test-fast bench clean
 
 setup:
 	@bin/setup
@@ -18,6 +18,10 @@ example: setup
 
 test: setup-test
 	@$(PY) -m pytest $(PYTEST_ARGS)
+
+# Unit and API tests only (no browser, Spark, fuzzing, or servers of their own): seconds.
+test-fast: setup
+	@$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
 bench: setup-test
 	@$(PY) bench/browser_latency.py

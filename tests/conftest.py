@@ -27,6 +27,21 @@ ADMIN = ("ada", "ada-password")
 USER = ("bob", "bob-password")
 
 
+AREAS = ("e2e", "spark", "fuzz")  # folders whose tests carry the marker of that name
+
+
+def pytest_collection_modifyitems(items):
+    """Mark tests by folder (e2e, spark, fuzz: all slow too), and as slow every
+    test that runs a web server of its own (the ``live_server`` fixture)."""
+    for item in items:
+        area = Path(str(item.fspath)).relative_to(ROOT / "tests").parts[0]
+        if area in AREAS:
+            item.add_marker(area)
+            item.add_marker("slow")
+        elif "live_server" in getattr(item, "fixturenames", ()):
+            item.add_marker("slow")
+
+
 @pytest.fixture(autouse=True)
 def _close_left_listeners():
     """Close the Socket.IO listeners a test left open (it failed before

@@ -385,6 +385,16 @@ class Listener:
         self.sio.shutdown()
 
 
+def marked(publish, listener, user, timeout=10):
+    """Publish a marker private to ``user`` and wait until ``listener`` has it; returns
+    its id. A connection gets its notifications in id order, so whatever was
+    published before the marker and meant for ``listener`` has reached it by then:
+    what has not is not coming (no sleeping, then asserting that nothing came)."""
+    marker = publish("test.marker", "marker", user=user)
+    wait_until(lambda: marker in listener.ids(), timeout=timeout, message="the marker")
+    return marker
+
+
 # Listeners not closed yet: whatever a test left open (it failed before its
 # close, say) is closed after it, so that no reconnecting client outlives its
 # test and disturbs the next ones (tests/conftest.py).

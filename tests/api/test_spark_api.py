@@ -8,6 +8,8 @@ from app.config import TestConfig
 from tests.spark.archive import generate
 from tests.support import issue_token, sign_in
 
+pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
+
 
 @pytest.fixture
 def app(redis_server, redis, tmp_path):

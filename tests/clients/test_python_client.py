@@ -20,6 +20,8 @@ from herald_client.flask import Herald
 from tests.auth.keys import SECRET, ec_pair
 from tests.support import LiveServer, Listener, RedisServer, refusal
 
+pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "python" / "herald_client"
 

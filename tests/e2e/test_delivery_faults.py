@@ -60,12 +60,16 @@ def publishing(publisher, first):
         publisher.stop()
 
 
-def assert_all_once_in_order(accepted, listener, page):
+def assert_all_once_in_order(accepted, listener, page, client):
+    """Both got every accepted notification once, in order: a marker for ann is
+    published after them, and once both have it, nothing else is coming."""
     wait_until(lambda: len(listener.ids()) >= len(accepted), timeout=30, message="client")
     wait_until(lambda: len(browser_seen(page)) >= len(accepted), timeout=30, message="browser")
-    time.sleep(0.5)
-    assert listener.ids() == accepted
-    assert browser_seen(page) == accepted
+    marker = Bus(client).publish("test.marker", "marker", user="ann")
+    wait_until(lambda: marker in listener.ids() and marker in browser_seen(page), timeout=30,
+               message="the marker")
+    assert listener.ids() == accepted + [marker]
+    assert browser_seen(page) == accepted + [marker]
 
 
 def test_redis_killed_and_restarted_during_steady_publish(stack, page):
@@ -77,7 +81,7 @@ def test_redis_killed_and_restarted_during_steady_publish(stack, page):
         redis_server.start()
         wait_until(lambda: len(publisher.accepted) >= 150, timeout=30, message="publishing again")
     assert publisher.refused > 0, "the outage should have refused some publishes"
-    assert_all_once_in_order(publisher.accepted, listener, page)
+    assert_all_once_in_order(publisher.accepted, listener, page, client)
     listener.close()
 
 
@@ -92,7 +96,7 @@ def test_web_process_killed_and_restarted(stack, page):
         wait_until(lambda: listener.sio.connected, timeout=15, message="client reconnect")
         page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
         time.sleep(0.5)
-    assert_all_once_in_order(publisher.accepted, listener, page)
+    assert_all_once_in_order(publisher.accepted, listener, page, client)
     listener.close()
 
 
@@ -108,5 +112,5 @@ def test_browser_offline_for_30_seconds(stack, page, context):
         context.set_offline(False)
         page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
         time.sleep(0.5)
-    assert_all_once_in_order(publisher.accepted, listener, page)
+    assert_all_once_in_order(publisher.accepted, listener, page, client)
     listener.close()

@@ -42,9 +42,7 @@ def server(redis_server, tmp_path_factory):
     running.start()
     yield running
     running.stop()
-    log = running.log_path.read_text()
     client.close()
-    assert "Traceback" not in log and '"level":"ERROR"' not in log, log[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +57,38 @@ def ann(server):
     listener.close()
 
 
-@given(event=st.sampled_from(["subscribe", "unsubscribe", "read"]), payload=JSON | SHAPED)
-@settings(FUZZ, max_examples=300)
-def test_every_event_payload_is_answered(ann, event, payload):
-    TRIED[f"Socket.IO event {event}"] += 1
-    answer = ann.call(event, payload)
-    assert isinstance(answer, dict) and isinstance(answer.get("ok"), bool), answer
-    if not answer["ok"]:
-        assert isinstance(answer["error"], str) and answer["error"]
+def still_whole(server, redis_server):
+    """After a fuzz test, in it: the process lives and logged no crash, ann's
+    subscriptions are valid prefixes, and a fresh client gets what is published."""
+    log = server.log_path.read_text()
+    assert "Traceback" not in log and '"level":"ERROR"' not in log, log[-3000:]
+    client = redis_server.client()
+    try:
+        topics = subscriptions.list_topics(client, "ann")
+        assert all(t == "*" or TOPIC_RE.match(t) for t in topics)
+        subscriptions.add(client, "ann", ["fuzz"], limit=1000)
+        fresh = Listener(server, server.token("ann", "ann-password"))
+        try:
+            published = Bus(client).publish("fuzz.after", "still here")
+            wait_until(lambda: published in fresh.ids(), timeout=10, message="delivery after fuzzing")
+        finally:
+            fresh.close()
+        assert server.process.poll() is None
+    finally:
+        client.close()
+
+
+def test_every_event_payload_is_answered(ann, server, redis_server):
+    @given(event=st.sampled_from(["subscribe", "unsubscribe", "read"]), payload=JSON | SHAPED)
+    @settings(FUZZ, max_examples=300)
+    def fuzz(event, payload):
+        TRIED[f"Socket.IO event {event}"] += 1
+        answer = ann.call(event, payload)
+        assert isinstance(answer, dict) and isinstance(answer.get("ok"), bool), answer
+        if not answer["ok"]:
+            assert isinstance(answer["error"], str) and answer["error"]
+    fuzz()
+    still_whole(server, redis_server)
 
 
 def raw_socket(server, token=None):
@@ -90,24 +112,27 @@ def closed(ws):
     ws.shutdown()
 
 
-@given(auth=JSON | SHAPED | st.fixed_dictionaries({"token": JSON | st.text(max_size=200)}))
-@FUZZ
-def test_random_connect_auth_is_refused_cleanly(server, auth):
-    TRIED["Socket.IO connect auth"] += 1
-    ws = raw_socket(server)
-    try:
-        ws.send(f"40{NS}," + json.dumps(auth))
+def test_random_connect_auth_is_refused_cleanly(server, redis_server):
+    @given(auth=JSON | SHAPED | st.fixed_dictionaries({"token": JSON | st.text(max_size=200)}))
+    @FUZZ
+    def fuzz(auth):
+        TRIED["Socket.IO connect auth"] += 1
+        ws = raw_socket(server)
         try:
-            reply = ws.recv()
-        except websocket.WebSocketException:
-            reply = ""
-        # A CONNECT_ERROR with its reason, or (auth that is not even an object) the
-        # connection closed; never a connection.
-        if reply:
-            assert reply.startswith(f"44{NS},"), reply
-            assert "message" in json.loads(reply[len(f"44{NS},"):])
-    finally:
-        closed(ws)
+            ws.send(f"40{NS}," + json.dumps(auth))
+            try:
+                reply = ws.recv()
+            except websocket.WebSocketException:
+                reply = ""
+            # A CONNECT_ERROR with its reason, or (auth that is not even an object) the
+            # connection closed; never a connection.
+            if reply:
+                assert reply.startswith(f"44{NS},"), reply
+                assert "message" in json.loads(reply[len(f"44{NS},"):])
+        finally:
+            closed(ws)
+    fuzz()
+    still_whole(server, redis_server)
 
 
 FRAME_TEXT = st.one_of(
@@ -125,22 +150,25 @@ FRAME_TEXT = st.one_of(
 )
 
 
-@given(frames=st.lists(FRAME_TEXT | st.binary(max_size=200), min_size=1, max_size=5),
-       connected=st.booleans())
-@FUZZ
-def test_malformed_frames_never_hurt_the_server(server, token, frames, connected):
-    TRIED["raw Engine.IO/Socket.IO frames"] += len(frames)
-    ws = raw_socket(server, token if connected else None)
-    try:
-        for frame in frames:
-            if isinstance(frame, bytes):
-                ws.send_binary(frame)
-            else:
-                ws.send(frame)
-    except (websocket.WebSocketException, OSError):
-        pass  # the server may close a connection that speaks nonsense: that is its right
-    finally:
-        closed(ws)
+def test_malformed_frames_never_hurt_the_server(server, token, redis_server):
+    @given(frames=st.lists(FRAME_TEXT | st.binary(max_size=200), min_size=1, max_size=5),
+           connected=st.booleans())
+    @FUZZ
+    def fuzz(frames, connected):
+        TRIED["raw Engine.IO/Socket.IO frames"] += len(frames)
+        ws = raw_socket(server, token if connected else None)
+        try:
+            for frame in frames:
+                if isinstance(frame, bytes):
+                    ws.send_binary(frame)
+                else:
+                    ws.send(frame)
+        except (websocket.WebSocketException, OSError):
+            pass  # the server may close a connection that speaks nonsense: that is its right
+        finally:
+            closed(ws)
+    fuzz()
+    still_whole(server, redis_server)
 
 
 def test_frames_sent_back_to_back_are_all_read(server, token):
@@ -182,22 +210,3 @@ def test_a_client_emitting_a_reserved_event_is_refused(server, token):
         finally:
             closed(ws)
     assert "sent a reserved event (disconnect): disconnecting it" in server.log_path.read_text()
-
-
-def test_after_the_fuzzing_the_server_still_works(server, redis_server):
-    """Runs last in this module: the process, its relay and ann's data are whole."""
-    client = redis_server.client()
-    try:
-        topics = subscriptions.list_topics(client, "ann")
-        assert all(t == "*" or TOPIC_RE.match(t) for t in topics)
-        subscriptions.add(client, "ann", ["fuzz"], limit=1000)
-        fresh = Listener(server, server.token("ann", "ann-password"))
-        try:
-            published = Bus(client).publish("fuzz.after", "still here")
-            wait_until(lambda: published in fresh.ids(), timeout=10, message="delivery after fuzzing")
-        finally:
-            fresh.close()
-        assert server.process.poll() is None
-    finally:
-        client.close()
-    assert TRIED["Socket.IO connect auth"] >= 100

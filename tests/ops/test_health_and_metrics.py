@@ -2,11 +2,14 @@
 import re
 import socket
 
+import pytest
 import requests
 
 from app import accounts, metrics, subscriptions
 from app.bus import Bus
 from tests.support import Listener, LiveServer, wait_until
+
+pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def scrape(server, **headers):

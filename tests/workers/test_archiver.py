@@ -11,6 +11,8 @@ from app.bus import Bus
 from tests.support import ROOT, wait_until
 from workers.archiver import FILE_NAME, day_of, resume_position
 
+pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
+
 
 class ArchiverProcess:
     def __init__(self, redis_url, folder, log_path):
