@@ -69,7 +69,12 @@ def get(client, user):
 
 def mark(client, user, data):
     """Apply a change (see :func:`parse`), announce it, and return the change applied."""
-    ids, upto = parse(data)
+    return apply(client, user, *parse(data))
+
+
+def apply(client, user, ids, upto):
+    """Apply checked ``ids`` and ``upto`` (see :func:`parse`) in one transaction,
+    announce the change, and return it: ``{"upto", "ids"}`` as applied."""
     upto_key, ids_key = _keys(user)
     with client.pipeline() as pipe:
         while True:

@@ -58,6 +58,8 @@ class NotificationsNamespace(socketio.Namespace):
         self.verifier = verifier  # app.auth.bearer.TokenVerifier
         self.max_subscriptions = max_subscriptions
         self.relay = None  # set by init_app once the relay exists
+        self.connect_wait = CONNECT_WAIT  # seconds for the CONNECT reply to go out
+        self.reads = None  # a budgets.ReadCoalescer, set by init_app
         self.users = {}  # sid -> user name, for this process's connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
@@ -99,6 +101,7 @@ class NotificationsNamespace(socketio.Namespace):
         """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms."""
         try:
             if not self._wait_connected(sid):
+                self._not_live(sid)
                 return
             cursor, count = last_id, 0
             # 0 asks for all the history there is, which cannot have a gap.
@@ -137,15 +140,34 @@ class NotificationsNamespace(socketio.Namespace):
         if self._wait_connected(sid):
             self.emit("replayed", {"recovered": True, "count": 0, "last_id": position}, to=sid)
 
+    def _not_live(self, sid):
+        """A connection whose CONNECT reply did not go out in time (a storm of
+        reconnects, say) must not stay connected without being live: it is cut
+        off, so that its client connects again and is replayed what it missed."""
+        if sid not in self.users:
+            return  # gone already
+        eio_sid = self.server.manager.eio_sid_from_sid(sid, self.namespace)
+        self.users.pop(sid, None)
+        self.limits.pop(sid, None)
+        self.joined.pop(sid, None)
+        if eio_sid is not None:
+            self.server.cut_off(eio_sid, f"its connect reply did not go out within "
+                                         f"{self.connect_wait} s, so it never went live")
+
     def _wait_connected(self, sid):
         """Wait until the CONNECT reply has gone out, so replayed events follow it."""
         waited = 0.0
         while not self.server.manager.is_connected(sid, self.namespace):
-            if sid not in self.users or waited > CONNECT_WAIT:
+            if sid not in self.users or waited > self.connect_wait:
                 return False
             self.server.sleep(0.005)
             waited += 0.005
         return True
+
+    def disconnect_user(self, user):
+        """Close every connection of ``user`` in this process (their credentials ended)."""
+        for sid in [sid for sid, name in self.users.items() if name == user]:
+            self.disconnect(sid)
 
     def on_disconnect(self, sid, reason=None):
         self.users.pop(sid, None)
@@ -237,7 +259,7 @@ class NotificationsNamespace(socketio.Namespace):
         if len(args) != 1:
             return {"ok": False, "error": 'payload: must be one object, {"ids": [...]} and/or {"upto": id}'}
         try:
-            state = read_state.mark(self.client, user, args[0])
+            state = self.reads.mark(user, args[0])
         except read_state.ReadStateError as exc:
             return {"ok": False, "error": str(exc)}
         except UNAVAILABLE:

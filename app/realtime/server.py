@@ -12,6 +12,12 @@
   reserved ``connect``/``disconnect`` events, nor events Herald does not
   know; malformed ones make python-socketio raise. Each is answered by
   disconnecting the client with one warning, never a traceback.
+- **A budget per connection** (budgets.py): past ``message_rate`` Socket.IO
+  messages a second (bursts of ``message_burst``) a client is cut off before
+  its message costs anything, and counted.
+- **A deadline to join**: an Engine.IO connection that has not joined the
+  ``/notifications`` namespace ``join_timeout`` seconds after it opened is
+  closed (a socket that only answers pings holds a slot for nothing).
 
 The Engine.IO server under it is Herald's own (transport/engine.py), chosen
 through python-socketio's ``_engineio_server_class`` hook.
@@ -22,8 +28,10 @@ import socket as sockets
 import socketio
 
 from ..metrics import BATCH_BUCKETS, Histogram
+from .budgets import TokenBucket
 from .fanout import FanOut
-from .transport import EngineIO
+from .rooms import NAMESPACE
+from .transport import EngineIO, Wheel
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +41,16 @@ CLIENT_EVENTS = frozenset({"subscribe", "unsubscribe", "read"})  # all a client 
 class HeraldServer(FanOut, socketio.Server):
     """See the module. ``max_queue``: packets (or notifications) that may wait for one client."""
 
-    def __init__(self, max_queue=1000, **options):
+    def __init__(self, max_queue=1000, message_rate=20, message_burst=100, join_timeout=10,
+                 **options):
         super().__init__(**options)
+        self.join_timeout = join_timeout
+        self.joins = Wheel(self._check_joined)
+        self.join_timeouts = 0
         self.max_queue = max_queue
+        self.message_rate, self.message_burst = message_rate, message_burst
+        self.budgets = {}  # eio sid -> TokenBucket
+        self.abusive_disconnects = 0
         self.eio.max_queue = max_queue
         self.eio.on_overflow = self.shed
         self.slow_disconnects = 0
@@ -56,6 +71,16 @@ class HeraldServer(FanOut, socketio.Server):
         """python-socketio's dispatch of a client's message, made hostile-input proof:
         a binary packet (which would announce attachments to buffer) or one
         python-socketio cannot parse disconnects the client."""
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is None or socket.closing or socket.closed:
+            return  # cut off already: what it sent after that is not read
+        budget = self.budgets.get(eio_sid)
+        if budget is None:
+            budget = self.budgets[eio_sid] = TokenBucket(self.message_rate, self.message_burst)
+        if not budget.take():
+            self.abusive_disconnects += 1
+            self.cut_off(eio_sid, f"it sent more than {self.message_rate} messages a second")
+            return
         if not isinstance(data, str) or data[:1] in ("5", "6"):
             self._refuse(eio_sid, "a binary packet")
             return
@@ -76,13 +101,31 @@ class HeraldServer(FanOut, socketio.Server):
         elif data[0] in CLIENT_EVENTS:
             super()._handle_event(eio_sid, namespace, id, data)
 
+    def _handle_eio_connect(self, eio_sid, environ):
+        super()._handle_eio_connect(eio_sid, environ)
+        if self.eio.lean:  # served under gevent (the wheel is a greenlet)
+            self.joins.schedule(eio_sid, self.join_timeout)
+
+    def _check_joined(self, eio_sid):
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is None or socket.closing or socket.closed:
+            return
+        if self.manager.sid_from_eio_sid(eio_sid, NAMESPACE) is None:
+            self.join_timeouts += 1
+            self.cut_off(eio_sid, f"it did not join {NAMESPACE} within {self.join_timeout} s")
+
     def _handle_eio_disconnect(self, eio_sid, reason):
         self.waiting.pop(eio_sid, None)
+        self.budgets.pop(eio_sid, None)
         super()._handle_eio_disconnect(eio_sid, reason)
 
     def _refuse(self, eio_sid, what):
         self.refused += 1
-        log.warning("client %s sent %s: disconnecting it", eio_sid, what)
+        self.cut_off(eio_sid, f"it sent {what}")
+
+    def cut_off(self, eio_sid, why):
+        """Close a client's Engine.IO connection at once, saying ``why`` in the log."""
+        log.warning("disconnecting client %s: %s", eio_sid, why)
         socket = self.eio.sockets.get(eio_sid)
         if socket is not None and not socket.closing and not socket.closed:
             socket.close(wait=False, abort=True)

@@ -113,3 +113,24 @@ def test_catch_up_relays_what_the_stream_holds_past_the_position(relay, redis):
     # The live copies of those arrive later and are dropped as already relayed.
     relay.feed.handle(b"herald:live", b'{"id":"%s","topic":"news.b","title":"x"}' % missed[5].encode())
     assert len(relay.sio.emits) == len(missed)
+
+
+def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server, redis):
+    """Connected without being live is the one state a connection must never be in:
+    if its CONNECT reply has not gone out in time, it is cut off (its client then
+    connects again and is replayed), rather than left joined to no room."""
+    from app.realtime.namespace import NotificationsNamespace
+    from app.realtime.server import HeraldServer
+    sio = HeraldServer(async_mode="threading")
+    namespace = NotificationsNamespace(redis, verifier=None, max_subscriptions=10)
+    sio.register_namespace(namespace)
+    namespace.relay = Relay(sio, namespace, redis_server.url, redis)
+    namespace.connect_wait = 0.05
+    cut = []
+    sio.cut_off = lambda eio_sid, why: cut.append((eio_sid, why))
+    sid = sio.manager.pre_connect("eio-1", rooms.NAMESPACE)  # its CONNECT reply is pending
+    namespace.users[sid] = "ann"
+    namespace.relay.hold(sid, "ann", ["news"])
+    namespace._replay(sid, "ann", ["news"], "0-0")
+    assert cut and cut[0][0] == "eio-1" and "never went live" in cut[0][1]
+    assert sid not in namespace.users and sid not in namespace.relay.held

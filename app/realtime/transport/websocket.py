@@ -111,6 +111,8 @@ def serve(socket, ws):
         except Exception:
             log.exception("%s: receive error", socket.sid)
             break
+        if socket.closed:  # cut off (a flood, a bad packet): read nothing more of it
+            break
     socket.queue.put(None)  # the drainer closes the websocket after what is queued
     drainer = socket.queue.drainer
     if drainer is not None:

@@ -1,0 +1,76 @@
+"""What one connection may ask of a web process: its message budget, and coalesced reads."""
+
+import gevent
+import pytest
+import requests
+import websocket
+
+from app import accounts, read_state, subscriptions
+from app.bus import Bus
+from app.realtime.budgets import ReadCoalescer, TokenBucket
+from tests.support import Listener, LiveServer, flood_reads, rss_mb, wait_until
+
+
+
+def test_a_bucket_allows_its_burst_then_its_rate():
+    now = [100.0]
+    bucket = TokenBucket(rate=10, burst=3, clock=lambda: now[0])
+    assert [bucket.take(lambda: now[0]) for _ in range(4)] == [True, True, True, False]
+    now[0] += 0.15  # one and a half tokens back
+    assert bucket.take(lambda: now[0]) and not bucket.take(lambda: now[0])
+    now[0] += 60  # never more than the burst saved up
+    assert sum(bucket.take(lambda: now[0]) for _ in range(10)) == 3
+
+
+def test_reads_that_arrive_together_are_one_transaction(redis):
+    coalescer = ReadCoalescer(redis, gevent.spawn, gevent.event.Event)
+    bus = Bus(redis)
+    ids = [bus.publish("t", f"n{i}", user="ann") for i in range(20)]
+    acks = [gevent.spawn(coalescer.mark, "ann", {"ids": [entry_id]}) for entry_id in ids]
+    gevent.joinall(acks, timeout=10)
+    assert coalescer.transactions == 1
+    assert all(sorted(ack.value["ids"]) == sorted(ids) for ack in acks)
+    assert read_state.get(redis, "ann")["ids"] == ids
+    bad = gevent.spawn(coalescer.mark, "ann", {"ids": "nope"})
+    bad.join(5)
+    assert isinstance(bad.exception, read_state.ReadStateError)
+
+
+@pytest.fixture
+def flooded(redis_server, redis, tmp_path):
+    server = LiveServer(redis_server.url, tmp_path, CLIENT_MESSAGE_RATE="20",
+                        CLIENT_MESSAGE_BURST="100")
+    server.start()
+    accounts.create_user(redis, "ann", "ann-password")
+    accounts.create_user(redis, "eve", "eve-password")
+    subscriptions.add(redis, "ann", ["news"], limit=10)
+    yield server
+    server.stop()
+
+
+def test_a_client_flooding_events_is_cut_off_and_nobody_else_notices(flooded, redis):
+    server = flooded
+    ann = Listener(server, server.token("ann", "ann-password"))
+    key = accounts.create_api_key(redis, "pub")
+    baseline = rss_mb(server.process.pid)
+    abusers = []
+    try:
+        for _ in range(5):  # 5 connections, 20,000 events each
+            abusers.append(flood_reads(server, server.token("eve", "eve-password"), 20_000))
+        # A publish over REST, and its delivery to a normal client, are not held up.
+        sent = server.publish(key, topic="news.a", title="still served")
+        wait_until(lambda: sent in ann.ids(), timeout=5, message="delivery during the flood")
+        metrics = requests.get(server.url + "/metrics", timeout=5).text
+        assert "herald_abusive_disconnects" in metrics
+        line = [l for l in metrics.splitlines() if l.startswith("herald_abusive_disconnects")]
+        assert float(line[0].split()[-1]) >= 5
+    finally:
+        for ws in abusers:
+            try:
+                ws.close()
+            except (OSError, websocket.WebSocketException):
+                pass  # the server closed it first
+            ws.shutdown()  # close() leaves the socket open once the peer has closed
+        ann.close()
+    # The process did not keep what the flood cost.
+    assert rss_mb(server.process.pid) - baseline < 60
