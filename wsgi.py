@@ -22,9 +22,10 @@ import os  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 
-from gevent import pywsgi  # noqa: E402
 
 from app import create_app, metrics  # noqa: E402
+from app.admission import AdmittingServer, fd_budget  # noqa: E402
+from app.config import port as config_port  # noqa: E402
 from app.realtime.transport import bound_call, handler_class  # noqa: E402
 
 app = create_app()
@@ -60,7 +61,7 @@ def listener(host, port, reuse_port):
 def serve():
     """Serve Herald until SIGINT or SIGTERM, then stop cleanly."""
     host = os.environ.get("HOST", "127.0.0.1")
-    port = int(os.environ.get("PORT", "5000"))
+    port = config_port()
     tune_garbage_collection()
     relay = app.extensions["herald.relay"]
     relay.start()
@@ -69,9 +70,13 @@ def serve():
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
     # The middleware chain itself, as a bound method: Flask's __call__ only calls
     # it, and each callable object would be a C level on every reader's stack.
-    handler = handler_class(app.config["WEBSOCKET_TIMEOUT"])
-    server = pywsgi.WSGIServer(sock, bound_call(app.wsgi_app), handler_class=handler,
-                               log=access_log)
+    config = app.config
+    handler = handler_class(config["WEBSOCKET_TIMEOUT"], config["REQUEST_TIMEOUT"])
+    limit = config["MAX_CONNECTIONS"] or fd_budget()
+    server = AdmittingServer(sock, bound_call(app.wsgi_app), limit,
+                             config["MAX_CONNECTIONS_PER_ADDRESS"],
+                             handler_class=handler, log=access_log)
+    app.extensions["herald.server"] = server
 
     def shutdown():
         log.info("stopping")

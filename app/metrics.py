@@ -27,6 +27,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import CollectorRegistry
 
+from . import worker_status
 from .redis_client import UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,9 @@ def web_snapshot(app):
         "redis_reconnects": relay.feed.reconnects,
         "relay_connected": int(relay.feed.connected),
         "slow_client_disconnects": sio.slow_disconnects,
+        "abusive_disconnects": sio.abusive_disconnects,
+        "join_timeouts": sio.join_timeouts,
+        "connections_refused": getattr(app.extensions.get("herald.server"), "refused", 0),
         "batch_size": sio.batch_sizes.state(),
         "relay_lag": relay.lag.state(),
         "at": time.time(),
@@ -148,11 +152,12 @@ class HeraldCollector:
             keys = sorted(client.scan_iter(WEB_PREFIX + "*", count=500))
             snapshots = client.mget(keys) if keys else []
             workers = client.hgetall(WORKERS)
+            faults = worker_status.faults(client)
         except UNAVAILABLE as exc:
             log.warning("metrics: Redis unreachable (%s); only this process's figures", exc)
             keys = [(WEB_PREFIX + process_label()).encode()]
             snapshots = [orjson.dumps(web_snapshot(self.app))]
-            workers = {}
+            workers, faults = {}, {}
         families = {
             "connected_clients": GaugeMetricFamily(
                 "herald_connected_clients", "Socket.IO connections open now.", labels=["process"]),
@@ -169,6 +174,17 @@ class HeraldCollector:
             "slow_client_disconnects": CounterMetricFamily(
                 "herald_slow_client_disconnects", "Clients disconnected for not reading.",
                 labels=["process"]),
+            "abusive_disconnects": CounterMetricFamily(
+                "herald_abusive_disconnects",
+                "Clients disconnected for sending more messages than their budget.",
+                labels=["process"]),
+            "join_timeouts": CounterMetricFamily(
+                "herald_join_timeouts", "Connections closed for not joining the namespace in time.",
+                labels=["process"]),
+            "connections_refused": CounterMetricFamily(
+                "herald_connections_refused",
+                "Connections refused at the connection limits (in total, per address).",
+                labels=["process"]),
         }
         batch = HistogramMetricFamily("herald_fanout_batch_size",
                                       "Notifications fanned out together.", labels=["process"])
@@ -181,12 +197,18 @@ class HeraldCollector:
             process = (key.decode() if isinstance(key, bytes) else key)[len(WEB_PREFIX):]
             snapshot = orjson.loads(raw)
             for name, family in families.items():
-                family.add_metric([process], snapshot[name])
+                family.add_metric([process], snapshot.get(name, 0))  # older processes lack some
             _histogram(batch, process, BATCH_BUCKETS, snapshot["batch_size"])
             _histogram(lag, process, LAG_BUCKETS, snapshot["relay_lag"])
         yield from families.values()
         yield batch
         yield lag
+        fault_family = GaugeMetricFamily("herald_worker_fault",
+                                         "1 while a worker reports a fault (see /readyz).",
+                                         labels=["worker"])
+        for worker in sorted(faults):
+            fault_family.add_metric([worker], 1)
+        yield fault_family
         for field, (kind, text) in WORKER_METRICS.items():
             value = float(workers.get(field.encode(), 0))
             family = (GaugeMetricFamily if kind == "gauge" else CounterMetricFamily)(

@@ -7,6 +7,9 @@ browser code has no ``_.template`` for that reason), no framing, no plugins.
 Strict-Transport-Security is sent only when the session cookie is Secure,
 that is when Herald is meant to be reached over HTTPS.
 """
+import io
+
+from flask import abort, current_app, request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 CONTENT_SECURITY_POLICY = "; ".join([
@@ -34,8 +37,10 @@ HEADERS = {
 
 
 def init_app(app):
-    """Add the headers to every response."""
+    """Add the headers to every response; hold chunked bodies to the size limit."""
     hsts = app.config["SESSION_COOKIE_SECURE"]
+    # First of all before-request hooks: nothing may have read the body yet.
+    app.before_request_funcs.setdefault(None, []).insert(0, _whole_chunked_body)
 
     @app.after_request
     def secure_headers(response):
@@ -44,6 +49,26 @@ def init_app(app):
         if hsts:
             response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
         return response
+
+
+def _whole_chunked_body():
+    """A chunked request body is read here, whole, up to MAX_CONTENT_LENGTH: one
+    larger is refused with 413. (Werkzeug would cut it at the limit silently, and
+    the view would see a body that ends mid-way: a misleading 400.)"""
+    environ = request.environ
+    if "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return None
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    body = environ["wsgi.input"].read(limit + 1)
+    if len(body) > limit:
+        abort(413)
+    # From here on a plain body of known length (Werkzeug ignores Content-Length
+    # beside Transfer-Encoding: chunked, so that goes).
+    environ["wsgi.input"] = io.BytesIO(body)
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    environ.pop("wsgi.input_terminated", None)
+    return None
 
 
 def trust_proxies(app):

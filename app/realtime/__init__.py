@@ -20,6 +20,7 @@ import socketio
 
 from . import fastjson, transport
 from .namespace import NotificationsNamespace
+from .budgets import ReadCoalescer
 from .relay import Relay
 from .server import HeraldServer
 
@@ -57,6 +58,9 @@ def init_app(app):
         transport.check_versions()  # refuse to serve on libraries it was not written for
     sio = HeraldServer(
         max_queue=config["SLOW_CLIENT_MAX_QUEUE"],
+        message_rate=config["CLIENT_MESSAGE_RATE"],
+        message_burst=config["CLIENT_MESSAGE_BURST"],
+        join_timeout=config["JOIN_TIMEOUT"],
         async_mode=mode,
         json=fastjson,
         cors_allowed_origins=origin_check(config["SOCKETIO_ORIGINS"]),
@@ -65,6 +69,8 @@ def init_app(app):
     namespace = NotificationsNamespace(
         app.extensions["herald.redis"], app.extensions["herald.tokens"],
         config["MAX_SUBSCRIPTIONS"])
+    namespace.reads = ReadCoalescer(app.extensions["herald.redis"], sio.start_background_task,
+                                    sio.eio.create_event)
     sio.register_namespace(namespace)
     app.extensions["herald.sio"] = sio
     relay = Relay(sio, namespace, config["REDIS_URL"], app.extensions["herald.redis"])

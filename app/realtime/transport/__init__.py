@@ -24,6 +24,8 @@ docs/realtime.md explains each of them and the measurements behind it.
 from .engine import EngineIO
 from .handler import bound_call, handler_class
 from .packets import NotificationPacket
+from .pings import Wheel
 from .upstream import check_versions
 
-__all__ = ["EngineIO", "NotificationPacket", "bound_call", "check_versions", "handler_class"]
+__all__ = ["EngineIO", "NotificationPacket", "Wheel", "bound_call", "check_versions",
+           "handler_class"]

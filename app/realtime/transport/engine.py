@@ -16,8 +16,15 @@ process. Through python-engineio's own extension points:
 - ``start_background_task()`` (public): the ping greenlet python-engineio
   starts for every connection after every pong (``Socket._send_ping``, a
   greenlet that sleeps 25 s) is scheduled on one :class:`~.pings.PingWheel`
-  per server instead.
+  per server instead;
+- ``handle_request()`` (public): a long-polling POST larger than
+  ``max_http_buffer_size`` is answered 413 after its body has been read off
+  (up to a bound), and its session closed without waiting; python-engineio
+  closed the session waiting for its queue to be written, which with no GET
+  waiting never happens: the client got no answer at all.
 """
+import urllib.parse
+
 import engineio
 from engineio import socket as eio_socket
 
@@ -26,6 +33,7 @@ from .queues import BoundedQueue
 from .websocket import LeanWebSocket
 
 _SEND_PING = eio_socket.Socket._send_ping
+DRAIN_MAX = 8 << 20  # bytes of an oversized POST body read off before answering
 
 
 def _websocket_driver(handler, server):
@@ -63,6 +71,36 @@ class EngineIO(engineio.Server):
                 else:
                     queue.clear()
                 return
+
+    def handle_request(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") == "POST":
+            try:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if length > self.max_http_buffer_size:
+                return self._too_large(environ, start_response, length)
+        return super().handle_request(environ, start_response)
+
+    def _too_large(self, environ, start_response, length):
+        body = environ["wsgi.input"]
+        left = min(length, DRAIN_MAX)
+        while left > 0:
+            chunk = body.read(min(left, 65536))
+            if not chunk:
+                break
+            left -= len(chunk)
+        sid = urllib.parse.parse_qs(environ.get("QUERY_STRING", "")).get("sid", [None])[0]
+        socket = self.sockets.get(sid)
+        if socket is not None:
+            # Not disconnect(sid): it waits for the queue to be written, which on a
+            # long-polling connection with no GET waiting never happens (a hang).
+            socket.close(wait=False, abort=True)
+        message = f"payload of {length} bytes refused (at most {self.max_http_buffer_size})"
+        start_response("413 Payload Too Large",
+                       [("Content-Type", "text/plain"), ("Connection", "close")]
+                       + self._cors_headers(environ))
+        return [message.encode()]
 
     def start_background_task(self, target, *args, **kwargs):
         if self.lean and getattr(target, "__func__", None) is _SEND_PING:

@@ -1,9 +1,11 @@
-"""``PingWheel``: every connection's Engine.IO pings, sent from one greenlet per process.
+"""Timers for many connections from one greenlet: every connection's pings, and deadlines.
 
 python-engineio starts a greenlet per connection that sleeps a ping interval
 and sends a ping, again after every pong: one suspended greenlet (a saved
-stack) per idle connection. The interval is the same for every connection,
-so a FIFO of due times is already in due order, and one greenlet can walk it.
+stack) per idle connection. Every connection waits the same interval, so a
+FIFO of due times is already in due order, and one greenlet can walk it.
+The same holds for any fixed delay, such as the time a new connection has to
+join Herald's namespace (app/realtime/server.py).
 """
 import collections
 import time
@@ -12,16 +14,18 @@ import gevent
 from engineio import packet as eio_packet
 
 
-class PingWheel:
-    """Sends the pings that python-engineio's ``Socket._send_ping`` would."""
+class Wheel:
+    """Calls ``action(item)`` ``delay`` seconds after ``schedule(item, delay)``, for
+    many items, from one greenlet that exists only while something is due.
+    ``delay`` must be the same for every item (that is what keeps the FIFO in order)."""
 
-    def __init__(self):
-        self.due = collections.deque()  # (monotonic due time, socket), in due order
+    def __init__(self, action):
+        self.action = action
+        self.due = collections.deque()  # (monotonic due time, item), in due order
         self.runner = None
 
-    def schedule(self, socket):
-        """Ping ``socket`` one ping interval from now (what ``_send_ping`` sleeps)."""
-        self.due.append((time.monotonic() + socket.server.ping_interval, socket))
+    def schedule(self, item, delay):
+        self.due.append((time.monotonic() + delay, item))
         if self.runner is None:
             self.runner = gevent.spawn(self._run)
 
@@ -30,11 +34,27 @@ class PingWheel:
             while self.due:
                 now = time.monotonic()
                 while self.due and self.due[0][0] <= now:
-                    _at, socket = self.due.popleft()
-                    if not socket.closing and not socket.closed:
-                        socket.last_ping = time.time()
-                        socket.send(eio_packet.Packet(eio_packet.PING))
+                    _at, item = self.due.popleft()
+                    self.action(item)
                 if self.due:
                     gevent.sleep(min(1.0, max(0.0, self.due[0][0] - time.monotonic())))
         finally:
             self.runner = None
+
+
+def _ping(socket):
+    """What python-engineio's ``Socket._send_ping`` does after its sleep."""
+    if not socket.closing and not socket.closed:
+        socket.last_ping = time.time()
+        socket.send(eio_packet.Packet(eio_packet.PING))
+
+
+class PingWheel(Wheel):
+    """Sends the pings that python-engineio's ``Socket._send_ping`` would."""
+
+    def __init__(self):
+        super().__init__(_ping)
+
+    def schedule(self, socket, delay=None):
+        """Ping ``socket`` one ping interval from now (what ``_send_ping`` sleeps)."""
+        super().schedule(socket, socket.server.ping_interval if delay is None else delay)

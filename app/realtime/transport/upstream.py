@@ -46,6 +46,8 @@ SOURCES = {
     "socketio.server:Server._handle_eio_message": "65f309c138d634eb",
     "socketio.server:Server._handle_event": "3f64c030f25eb785",
     "socketio.server:Server._handle_eio_disconnect": "5c0002fcdb35a127",
+    "socketio.server:Server._handle_eio_connect": "4be135c046ed6bcc",
+    "engineio.server:Server.handle_request": "79302edd007fcce6",
     # gevent-websocket and pywsgi: the handler's reader, writer and buffers (handler.py).
     "geventwebsocket.handler:WebSocketHandler.upgrade_connection": "7c0115438103e1bd",
     "geventwebsocket.websocket:WebSocket.__init__": "db15065066548b15",
@@ -53,6 +55,9 @@ SOURCES = {
     "geventwebsocket.websocket:Stream.__init__": "6632d1e344067915",
     "gevent.pywsgi:WSGIHandler.__init__": "c3d9e1009c3a0d6a",
     "gevent.pywsgi:WSGIHandler.get_environ": "fbd39b74e42d7dbf",
+    # pywsgi: the request deadline (handler.py) and admission (app/admission.py).
+    "gevent.pywsgi:WSGIHandler.handle": "9e7238affc125354",
+    "gevent.pywsgi:WSGIServer.handle": "2f3079ba9ee5bdd2",
 }
 
 
