@@ -13,9 +13,11 @@ import hashlib
 import secrets
 import time
 
+import orjson
 import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from .bus import CONTROL
 from .notifications import USERNAME_RE, USERNAME_RULE
 
 USERS = "herald:users"
@@ -85,18 +87,48 @@ def get_user(client, name):
 
 
 def revoke_tokens(client, name):
-    """Give user ``name`` a new token key, so that every token issued so far stops working."""
+    """Give user ``name`` a new token key: every token and session issued so far stops
+    working, and every web process closes the user's open connections."""
     if get_user(client, name) is None:
         raise AccountError(f"name: there is no user {name!r}")
-    client.hset(_user_key(name), "token_key", secrets.token_hex(8))
+    with client.pipeline() as pipe:
+        pipe.hset(_user_key(name), "token_key", secrets.token_hex(8))
+        pipe.publish(CONTROL, orjson.dumps({"user": name, "revoked": True}))
+        pipe.execute()
+
+
+def delete_user(client, name):
+    """Delete user ``name``: the account, subscriptions and read state go; tokens,
+    sessions and open connections end. Their digests go too (app.digests.store)."""
+    if get_user(client, name) is None:
+        raise AccountError(f"name: there is no user {name!r}")
+    with client.pipeline() as pipe:
+        pipe.delete(_user_key(name), f"herald:subs:{name}", f"herald:read:{name}",
+                    f"herald:readids:{name}")
+        pipe.srem(USERS, name)
+        pipe.publish(CONTROL, orjson.dumps({"user": name, "revoked": True}))
+        pipe.execute()
+
+
+_UNKNOWN = []  # a password hash for names that do not exist, made on first use
 
 
 def authenticate(client, name, password):
-    """The user when ``password`` is right, else None (same for unknown names)."""
-    if not isinstance(name, str) or not USERNAME_RE.match(name) or not isinstance(password, str):
+    """The user when ``password`` is right, else None.
+
+    An unknown name costs the same password check as a known one (against a
+    hash of nothing), so the answer's timing does not tell which names exist.
+    """
+    if not isinstance(password, str):
+        password = ""
+    known = isinstance(name, str) and USERNAME_RE.match(name)
+    stored = client.hget(_user_key(name), "password") if known else None
+    if stored is None:
+        if not _UNKNOWN:
+            _UNKNOWN.append(generate_password_hash(secrets.token_hex(16)))
+        check_password_hash(_UNKNOWN[0], password)
         return None
-    stored = client.hget(_user_key(name), "password")
-    if stored is None or not check_password_hash(stored.decode(), password):
+    if not check_password_hash(stored.decode(), password):
         return None
     return get_user(client, name)
 

@@ -77,6 +77,20 @@ def set_password(name, password):
     click.echo(f"set the password of {name}")
 
 
+@users.command("delete")
+@click.argument("name")
+@click.confirmation_option(prompt="Delete this user, with their subscriptions, read state "
+                                  "and digests?")
+def delete_user(name):
+    """Delete user NAME: account, subscriptions, read state and digests; their
+    sessions, tokens and open connections end at once."""
+    from .digests import store
+    _accounts(accounts.delete_user, name)
+    for record in _accounts(store.list_all, owner=name):
+        _accounts(store.delete, record["id"], name)
+    click.echo(f"deleted user {name}")
+
+
 @apikeys.command("create")
 @click.argument("name")
 def create_api_key(name):

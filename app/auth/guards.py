@@ -17,9 +17,16 @@ class Unauthorized(Exception):
 
 
 def session_user():
-    """The signed-in user of this browser session, or None."""
+    """The signed-in user of this browser session, or None: also when the user is
+    gone, or signed out (anywhere) or had their tokens revoked since, which gives
+    the user a new token key than the one this session was signed in with."""
     name = session.get("user")
-    return accounts.get_user(extensions.redis(), name) if name else None
+    if not name:
+        return None
+    user = accounts.get_user(extensions.redis(), name)
+    if user is None or session.get("key") != user["token_key"]:
+        return None
+    return user
 
 
 def identify():

@@ -27,6 +27,7 @@ def login():
             session.clear()  # a fresh session on sign-in: no fixation
             session.permanent = True  # expires after SESSION_LIFETIME
             session["user"] = user["name"]
+            session["key"] = user["token_key"]  # sign-out or revoke-tokens ends it
             return redirect(url_for("pages.dashboard"))
         flash("Wrong user name or password.")
         return render_template("login.html", username=name), 401
@@ -35,8 +36,29 @@ def login():
 
 @bp.route("/logout", methods=["POST"])
 def logout():
+    """Sign out: every session and token of the user ends, here and elsewhere (a copy
+    of this session's cookie included), and their open connections are closed."""
+    user = session_user()
     session.clear()
+    if user is not None:
+        try:
+            accounts.revoke_tokens(extensions.redis(), user["name"])
+        except UNAVAILABLE:
+            flash("Signed out here; Herald could not reach its database to end your other "
+                  "sessions, so sign out again shortly.")
     return redirect(url_for("auth.login"))
+
+
+@bp.errorhandler(UNAVAILABLE[0])
+@bp.errorhandler(UNAVAILABLE[1])
+@bp.errorhandler(UNAVAILABLE[2])
+def unavailable(exc):
+    """Redis away while signing in, out, or issuing a token: 503, never a 500."""
+    message = "Herald cannot reach its database right now; try again shortly."
+    if request.path.startswith("/auth/"):
+        return jsonify(error=message), 503, {"Retry-After": "1"}
+    flash(message)
+    return render_template("login.html", username=""), 503
 
 
 @bp.route("/auth/token", methods=["POST"])
