@@ -17,7 +17,7 @@ a crash it takes up its own pending entries).
 import logging
 import signal
 
-from app import logs
+from app import logs, worker_status
 from app.config import herald_url, redis_url
 from app.digests.smtp import Smtp, SmtpUrlError
 from app.digests.worker import Worker
@@ -28,14 +28,18 @@ log = logging.getLogger("herald.digest")
 
 def main():
     logs.configure()
+    client = connect(redis_url(), socket_timeout=10)
     try:
         smtp = Smtp.from_env()
     except SmtpUrlError as exc:
+        # Shown by /readyz and /metrics, not only in this process's last words.
+        worker_status.fault(client, "digest worker", f"{exc}; fix SMTP_URL and restart")
         raise SystemExit(f"digest worker: {exc}") from None
+    worker_status.ok(client, "digest worker")
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     signal.signal(signal.SIGINT, lambda *_: running.clear())
-    worker = Worker(connect(redis_url(), socket_timeout=10), smtp, herald_url())
+    worker = Worker(client, smtp, herald_url())
     log.info("collecting digests; sending %s", f"via {smtp.host}:{smtp.port}" if smtp else "nowhere yet (no SMTP_URL)")
     worker.run(lambda: bool(running))
     log.info("stopped; %d collected, %d emails sent", worker.collector.collected, worker.sender.sent)

@@ -41,6 +41,8 @@ def list_digests(who):
 def create_digest(who):
     try:
         record = store.create(extensions.redis(), who.name, request.get_json(silent=True))
+    except store.DigestLimit as exc:
+        return jsonify(error=str(exc)), 409
     except store.DigestError as exc:
         return jsonify(error=str(exc)), 400
     return jsonify(_public(record)), 201

@@ -85,7 +85,11 @@ class Collector:
     def _collect_once(self, pipe, entry_id, envelope, wanting, moment):
         closed = {}
         if wanting:
-            pipe.watch(*[windows.closed_key(r["id"]) for r in wanting])
+            # The subscriptions' own keys too: one deleted meanwhile (its windows
+            # deleted with it) must not get a window again.
+            pipe.watch(*[windows.closed_key(r["id"]) for r in wanting],
+                       *[store.key(r["id"]) for r in wanting])
+            wanting = [r for r in wanting if pipe.exists(store.key(r["id"]))]
             closed = {r["id"]: windows.closed_upto(pipe, r["id"]) for r in wanting}
         pipe.multi()
         for record in wanting:

@@ -29,11 +29,18 @@ class Smtp:
     @classmethod
     def from_url(cls, url, sender=None):
         parts = urlsplit(url)
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # no password
         if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
-            raise SmtpUrlError(f"SMTP_URL: must be smtp://[user:pass@]host[:port] or smtps://…, not {url!r}")
+            raise SmtpUrlError(f"SMTP_URL: must be smtp://[user:pass@]host[:port] or smtps://…, "
+                               f"not {shown!r}")
+        try:
+            port = parts.port
+        except ValueError:
+            raise SmtpUrlError(f"SMTP_URL: the port of {shown!r} must be a number from 1 to "
+                               "65535") from None
         query = parse_qs(parts.query)
         tls = parts.scheme == "smtps"
-        return cls(host=parts.hostname, port=parts.port or (465 if tls else 25), tls=tls,
+        return cls(host=parts.hostname, port=port or (465 if tls else 25), tls=tls,
                    starttls=query.get("starttls", ["0"])[0] in ("1", "true", "yes"),
                    user=unquote(parts.username or ""), password=unquote(parts.password or ""),
                    sender=sender or cls.sender)

@@ -101,9 +101,18 @@ def ensure_group(client):
             raise
 
 
-def create(client, owner, data):
+class DigestLimit(DigestError):
+    """The owner has as many digest subscriptions as one may."""
+
+
+MAX_PER_OWNER = 20  # each is worked on for every notification: a bound per owner
+
+
+def create(client, owner, data, limit=MAX_PER_OWNER):
     clean = validate(data)
     _check_schedule(clean)
+    if len(list_all(client, owner)) >= limit:
+        raise DigestLimit(f"digests: at most {limit} per user; delete one to make another")
     ensure_group(client)
     digest_id = secrets.token_hex(6)
     record = dict(clean, owner=owner, created=int(time.time()))

@@ -99,3 +99,12 @@ def test_preview(client, redis, admin):
     assert shown["total"] == 1 and "Replica <lagging>" in shown["text"]
     assert "Replica &lt;lagging&gt;" in shown["html"]
     assert shown["subject"].startswith("Herald digest: 1 notification (1 error)")
+
+
+def test_one_admin_may_have_at_most_twenty_digests(client, admin, redis):
+    for n in range(20):
+        assert client.post("/api/digests", json=dict(GOOD, email=f"o{n}@example.com"),
+                           headers=bearer(admin[0])).status_code == 201
+    refused = client.post("/api/digests", json=GOOD, headers=bearer(admin[0]))
+    assert refused.status_code == 409 and "at most 20 per user" in refused.get_json()["error"]
+    assert len(client.get("/api/digests", headers=bearer(admin[0])).get_json()["digests"]) == 20
