@@ -22,13 +22,13 @@ import sys
 
 import zmq
 
-from app import logs
+from app import logs, processes
 from app.bus import Bus
 from app.config import history_max, redis_url
 from app.redis_client import connect
 
 from .bridge import security
-from .bridge.egress import Egress, EgressProcess, die_with_parent
+from .bridge.egress import Egress, EgressProcess
 from .bridge.ingest import Ingest
 from .bridge.settings import Settings
 
@@ -83,7 +83,7 @@ def run():
 
 def run_egress():
     """The egress child: follow Redis, send on XPUB; says "ready" once bound."""
-    die_with_parent()
+    processes.die_with_parent()
     _logging()
     settings = Settings.from_env()
     curve = security.Curve(settings)

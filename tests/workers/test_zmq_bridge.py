@@ -139,8 +139,9 @@ def test_subscriber_matches_whole_segments_only(bridge):
         with Publisher(bridge.router, confirmed=True) as publisher:
             publisher.publish("sparkle", "not spark")
             publisher.publish("spark.job.done", "spark")
+            publisher.publish("spark.marker", "after both")
         assert subscriber.receive(timeout=5)["topic"] == "spark.job.done"
-        assert subscriber.receive(timeout=0.5) is None
+        assert subscriber.receive(timeout=5)["topic"] == "spark.marker"  # sparkle never came
 
 
 def test_egress_carries_notifications_from_every_publisher(bridge, redis):
@@ -149,6 +150,37 @@ def test_egress_carries_notifications_from_every_publisher(bridge, redis):
         published = Bus(redis).publish("rest.like", "published through Redis directly")
         envelope = subscriber.receive(timeout=5)
     assert envelope["id"] == published and envelope["topic"] == "rest.like"
+
+
+def test_private_notifications_need_authenticated_peers(bridge, redis):
+    """Without CURVE any local process can reach the bridge: it may neither put a
+    notification in a user's private feed nor read anyone's private ones."""
+    with Publisher(bridge.router, confirmed=True) as publisher:
+        with pytest.raises(PublishError, match="private notifications need an authenticated peer"):
+            publisher.publish("account.password", "Your password expired", user="ann")
+    with Publisher(bridge.pull) as pusher:
+        pusher.publish("account.password", "pushed, also refused", user="ann")
+    with Subscriber(["*"], bridge.xpub) as subscriber:
+        time.sleep(SUBSCRIPTION_SETTLE)
+        bus = Bus(redis)
+        bus.publish("account.secret", "for ann only", user="ann")
+        marker = bus.publish("account.public", "for anyone")
+        assert subscriber.receive(timeout=5)["id"] == marker  # the private one was withheld
+    assert [e["title"] for _, e in stream(redis)] == ["for ann only", "for anyone"]
+
+
+def test_trusted_local_peers_may_publish_and_read_private_notifications(redis_server, redis,
+                                                                         tmp_path):
+    bridge = Bridge(redis_server.url, tmp_path, BRIDGE_TRUST_LOCAL="1")
+    bridge.start()
+    try:
+        with Subscriber(["*"], bridge.xpub) as subscriber:
+            time.sleep(SUBSCRIPTION_SETTLE)
+            with Publisher(bridge.router, confirmed=True) as publisher:
+                private = publisher.publish("account.notice", "for ann", user="ann")
+            assert subscriber.receive(timeout=5)["id"] == private
+    finally:
+        bridge.stop()
 
 
 def test_bridge_refuses_to_bind_beyond_loopback_without_keys(redis_server, tmp_path):

@@ -16,11 +16,9 @@ subscribed, and sends nothing at all while nobody subscribes.
 Egress runs in a process of its own (:class:`EgressProcess` starts and
 watches it), so that following Redis and ingesting do not share one core.
 """
-import ctypes
 import logging
 import os
 import select
-import signal
 import subprocess
 import sys
 import threading
@@ -44,6 +42,8 @@ class Egress:
         secure(self.xpub)
         self.xpub.bind(settings.xpub)
         self.feed = LiveFeed(client, redis_url, self.send, name="bridge.egress")
+        self.private_allowed = settings.private_allowed
+        self.withheld = 0
         self.running = True
         self.sent = 0
         self.subscriptions = set()
@@ -53,6 +53,9 @@ class Egress:
         self.xpub.close()
 
     def send(self, envelope, raw):
+        if envelope.get("user") and not self.private_allowed:
+            self.withheld += 1  # a private one, and any local process may subscribe
+            return
         if self.xpub.get(zmq.EVENTS) & zmq.POLLIN:
             self._read_subscriptions()
         if not self.subscriptions:
@@ -72,14 +75,6 @@ class Egress:
 
     def stop(self):
         self.running = False
-
-
-def die_with_parent():
-    """Linux: have the kernel send us SIGTERM when the bridge that started us dies."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 class EgressProcess:

@@ -18,7 +18,7 @@ from app.notifications import MAX_ENVELOPE_BYTES, EnvelopeError
 class BadFrame(ValueError):
     """A message the bridge cannot accept; ``kind`` is one of KINDS."""
 
-    KINDS = ("frame_count", "too_large", "not_json", "invalid_envelope")
+    KINDS = ("frame_count", "too_large", "not_json", "invalid_envelope", "private")
 
     def __init__(self, kind, message):
         super().__init__(message)

@@ -152,14 +152,22 @@ class Ingest:
 
     def _on_push(self, message):
         try:
-            self.backlog.append(Item(frames.from_pull(message)))
+            self.backlog.append(Item(self._allowed(frames.from_pull(message))))
         except frames.BadFrame as exc:
             self._bad(exc, "PULL")
+
+    def _allowed(self, prepared):
+        """``prepared``, unless it is private and peers are not to be trusted with that."""
+        if prepared.user and not self.settings.private_allowed:
+            raise frames.BadFrame("private", (
+                "user: private notifications need an authenticated peer (CURVE keys, see "
+                "docs/zmq-bridge.md) or BRIDGE_TRUST_LOCAL=1"))
+        return prepared
 
     def _on_request(self, message):
         route, rest = frames.split_route(message)
         try:
-            prepared = frames.from_router(rest)
+            prepared = self._allowed(frames.from_router(rest))
         except frames.BadFrame as exc:
             self._bad(exc, "ROUTER")
             return self._reply(route, {"ok": False, "error": str(exc)})

@@ -10,7 +10,11 @@
 - ``BRIDGE_RCVHWM`` [10000] / ``BRIDGE_SNDHWM`` [10000]: ZeroMQ high-water marks
   of the ingest sockets and of each egress subscriber;
 - ``BRIDGE_CURVE_SECRET`` / ``BRIDGE_CURVE_CLIENTS``: the server's secret key
-  file and the folder of allowed client public keys (see ``security``).
+  file and the folder of allowed client public keys (see ``security``);
+- ``BRIDGE_TRUST_LOCAL`` [0]: 1 lets peers without CURVE keys publish and read
+  private notifications (``user`` set). Without CURVE any local process can
+  connect to the bridge, so by default private notifications are refused on
+  ingest and withheld from egress unless peers are authenticated.
 """
 import os
 from dataclasses import dataclass
@@ -27,6 +31,13 @@ def _int(name, default):
     return value
 
 
+def _flag(name):
+    raw = os.environ.get(name, "0")
+    if raw not in ("0", "1"):
+        raise SystemExit(f"zmq bridge: {name} must be 1 or 0, not {raw!r}")
+    return raw == "1"
+
+
 @dataclass
 class Settings:
     pull: str = "tcp://127.0.0.1:5557"
@@ -39,6 +50,13 @@ class Settings:
     sndhwm: int = 10_000
     curve_secret: str = ""
     curve_clients: str = ""
+    trust_local: bool = False
+
+    @property
+    def private_allowed(self):
+        """Whether peers may publish and read private notifications: only when they
+        are authenticated (CURVE), or when BRIDGE_TRUST_LOCAL says to trust them."""
+        return bool(self.curve_secret) or self.trust_local
 
     @classmethod
     def from_env(cls):
@@ -54,6 +72,7 @@ class Settings:
             sndhwm=_int("BRIDGE_SNDHWM", cls.sndhwm),
             curve_secret=env("BRIDGE_CURVE_SECRET", ""),
             curve_clients=env("BRIDGE_CURVE_CLIENTS", ""),
+            trust_local=_flag("BRIDGE_TRUST_LOCAL"),
         )
 
     def endpoints(self):
