@@ -9,6 +9,12 @@ process meets whenever more than 100 browsers connect at the same moment
 (after a restart, every open tab does). Here a greenlet past the limit
 waits its turn for up to POOL_WAIT seconds instead.
 
+A Redis that is starting answers ``LOADING`` until it has read its data
+back; every command is then retried with backoff for a few seconds (redis-py's
+Retry, for that error alone: the command was not run, so repeating it is safe
+even for a write), rather than failing as if Redis were gone. Without this, a
+restart of Redis refused the Socket.IO connects that came while it loaded.
+
 Redis Sentinel: ``redis+sentinel://[:password@]host:port[,host:port...]/service[/db]``
 asks those sentinels where the master of ``service`` is, and asks again after
 a failover (the same URL form the rate limiter's storage takes).
@@ -16,6 +22,8 @@ a failover (the same URL form the rate limiter's storage takes).
 from urllib.parse import unquote, urlsplit
 
 import redis
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 # Errors that mean "Redis is not reachable right now", as opposed to a bug.
@@ -24,6 +32,13 @@ UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OSError)
 
 POOL_SIZE = 100  # connections per client, at most
 POOL_WAIT = 5     # seconds to wait for one when all are in use
+LOADING_RETRIES = 16  # with backoff capped at 0.5 s: some 6 s for Redis to load
+
+
+def loading_retry():
+    """Retry a command while Redis answers LOADING, and for nothing else."""
+    return Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.05), LOADING_RETRIES,
+                 supported_errors=(redis.BusyLoadingError,))
 
 
 def connect(url, **options):
@@ -31,6 +46,7 @@ def connect(url, **options):
     options.setdefault("socket_connect_timeout", 2)
     options.setdefault("socket_timeout", 5)
     options.setdefault("health_check_interval", 30)
+    options.setdefault("retry", loading_retry())
     if url.startswith("redis+sentinel://"):
         return _sentinel_master(url, options)
     options.setdefault("max_connections", POOL_SIZE)

@@ -57,14 +57,16 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process = None
 
-    def start(self):
+    def start(self, wait=True):
+        """Start it; with ``wait``, return once it answers (its data loaded)."""
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", str(self.folder), "--appendonly", "yes", "--appendfsync", "always",
              "--save", "", "--logfile", str(self.folder / "redis.log")])
-        client = self.client()
-        wait_until(lambda: _pings(client), timeout=10, message="redis-server to answer")
-        client.close()
+        if wait:
+            client = self.client()
+            wait_until(lambda: _pings(client), timeout=10, message="redis-server to answer")
+            client.close()
 
     def client(self):
         return connect(self.url)
@@ -443,6 +445,23 @@ class StalledClient:
 
     def close(self):
         self.ws.close()
+
+
+def flood_reads(server, token, events):
+    """A raw websocket client that joins, then sends ``events`` ``read`` events as fast
+    as its socket takes them (until the server cuts it off); returns the websocket."""
+    ws = websocket.create_connection(server.url.replace("http", "ws")
+                                     + "/socket.io/?EIO=4&transport=websocket", timeout=5)
+    ws.recv()
+    ws.send(f"40{NAMESPACE}," + json.dumps({"token": token}))
+    ws.recv()
+    frame = f'42{NAMESPACE},["read",{{"upto":"1-0"}}]'
+    try:
+        for _ in range(events):
+            ws.send(frame)
+    except (OSError, websocket.WebSocketException):
+        pass  # cut off: what a flood is for
+    return ws
 
 
 class Inbox:

@@ -225,6 +225,11 @@
   });
 
   Client.prototype._state = function (state) {
+    // Retrying while the machine has no network is being offline, as people see it.
+    if (state === 'reconnecting' && root.navigator && root.navigator.onLine === false) {
+      state = 'offline';
+    }
+    if (state === this.state && state !== 'connected') return;
     this.state = state;
     this.dispatcher.trigger('connection', state);
   };
@@ -301,9 +306,14 @@
     socket.on('reset', function () { self._reset(); });
     socket.on('read', function (change) { self.dispatcher.trigger('read', change); });
 
-    // The machine lost its network: say so. Back online, a socket that had
-    // given up connects again (an active one is retrying already).
-    self._offline = function () { self._state('offline'); };
+    // The machine lost its network: say so, and drop the connection (it may
+    // look open a while yet), so that coming back is a reconnect with replay,
+    // never a silently stale socket. Back online, a socket that had given up
+    // connects again (an active one is retrying already).
+    self._offline = function () {
+      self._state('offline');
+      if (socket.io.engine) socket.io.engine.close();
+    };
     self._online = function () {
       if (socket.connected) return self._state('connected');
       self._state('reconnecting');

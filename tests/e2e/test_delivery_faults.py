@@ -114,3 +114,24 @@ def test_browser_offline_for_30_seconds(stack, page, context):
         time.sleep(0.5)
     assert_all_once_in_order(publisher.accepted, listener, page, client)
     listener.close()
+
+
+def test_a_connect_refused_while_redis_is_away_is_retried_until_it_is_back(stack, page):
+    """socket.io-client never retries a connect the server refused; Herald's client
+    does, with backoff, when the refusal says the fault is passing (unavailable)."""
+    redis_server, client, server, key = stack
+    sign_in(page, server, "ann", "ann-password")
+    page.evaluate("""() => {
+      window.states = [];
+      herald.dispatcher.on('connection', function (s) { window.states.push(s); });
+    }""")
+    redis_server.kill()
+    # Reconnect now: the server can check the token but not the account: refused.
+    page.evaluate("() => { herald.client.socket.disconnect(); herald.client.socket.connect(); }")
+    page.wait_for_selector("#connection[data-state=reconnecting]")
+    time.sleep(2)  # a few refused attempts, spaced by the client's backoff
+    redis_server.start()
+    page.wait_for_selector("#connection[data-state=connected]", timeout=30_000)
+    assert "reconnecting" in page.evaluate("window.states")
+    marker = Bus(client).publish("steady.after", "after the outage", user="ann")
+    page.wait_for_selector(f'#feed li[data-id="{marker}"]', timeout=10_000)
