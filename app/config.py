@@ -8,6 +8,7 @@ socket, which needs no port and cannot clash with another Redis.
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,9 +23,42 @@ def private_redis_socket():
     return var_dir() / "redis" / "redis.sock"
 
 
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel")
+
+
 def redis_url():
-    """``REDIS_URL``, or the private redis-server's socket when it is unset."""
-    return os.environ.get("REDIS_URL") or f"unix://{private_redis_socket()}"
+    """``REDIS_URL``, or the private redis-server's socket when it is unset.
+
+    A URL Herald cannot use ends the process with a one-line error naming it.
+    """
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        return f"unix://{private_redis_socket()}"
+    parts = urlsplit(url)
+    problem = None
+    if parts.scheme not in REDIS_SCHEMES:
+        problem = "must start with " + ", ".join(f"{s}://" for s in REDIS_SCHEMES)
+    elif parts.scheme in ("redis", "rediss"):
+        try:
+            parts.port  # noqa: B018 (raises ValueError for a bad port)
+        except ValueError:
+            problem = "has a port that is not a number from 1 to 65535"
+        if not parts.hostname:
+            problem = "names no host"
+    elif parts.scheme == "unix" and not parts.path:
+        problem = "names no socket path"
+    if problem:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise SystemExit(f"herald: REDIS_URL {problem}: {shown!r}")
+    return url
+
+
+def port():
+    """``PORT`` (default 5000): where the web server listens."""
+    raw = os.environ.get("PORT") or "5000"
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535):
+        raise SystemExit(f"herald: PORT must be a whole number from 1 to 65535, not {raw!r}")
+    return int(raw)
 
 
 def _secret_key():
@@ -57,7 +91,7 @@ def archive_dir():
 def herald_url():
     """``HERALD_URL``: where people reach Herald (links in emails), ending in "/";
     by default the dashboard on this machine's ``PORT``."""
-    url = os.environ.get("HERALD_URL") or f"http://127.0.0.1:{os.environ.get('PORT', '5000')}/"
+    url = os.environ.get("HERALD_URL") or f"http://127.0.0.1:{port()}/"
     return url if url.endswith("/") else url + "/"
 
 
@@ -81,7 +115,7 @@ def _int(name, default):
     try:
         return int(value) if value else default
     except ValueError:
-        raise SystemExit(f"{name} must be a whole number, not {value!r}") from None
+        raise SystemExit(f"herald: {name} must be a whole number, not {value!r}") from None
 
 
 class Config:
@@ -98,6 +132,20 @@ class Config:
         self.MAX_SUBSCRIPTIONS = _int("MAX_SUBSCRIPTIONS", 100)
         # Packets waiting for one client before it is disconnected as too slow.
         self.SLOW_CLIENT_MAX_QUEUE = _int("SLOW_CLIENT_MAX_QUEUE", 1000)
+        # Socket.IO messages one connection may send a second, and in one burst;
+        # past that it is cut off (app/realtime/budgets.py).
+        self.CLIENT_MESSAGE_RATE = _int("CLIENT_MESSAGE_RATE", 20)
+        self.CLIENT_MESSAGE_BURST = _int("CLIENT_MESSAGE_BURST", 100)
+        # Seconds a new connection has to join the namespace, and to send its HTTP
+        # request (a half-sent one is closed then).
+        self.JOIN_TIMEOUT = _int("JOIN_TIMEOUT", 10)
+        self.REQUEST_TIMEOUT = _int("REQUEST_TIMEOUT", 10)
+        # Connections a web process takes (0: what its file-descriptor limit allows,
+        # less a reserve), and from one client address (0: no limit; behind a proxy
+        # every client has the proxy's address, so limit there: deploy/nginx.conf).
+        self.MAX_CONNECTIONS = _int("MAX_CONNECTIONS", 0)
+        self.MAX_CONNECTIONS_PER_ADDRESS = _int(
+            "MAX_CONNECTIONS_PER_ADDRESS", 0 if _int("TRUSTED_PROXIES", 0) else 500)
         # Seconds a websocket may make no progress sending or receiving.
         self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
         # The archiver's output (Spark's input) and the rollup job's output.

@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bin"))
 
 from app import accounts  # noqa: E402
+from app.config import port as config_port  # noqa: E402
 from app.config import var_dir  # noqa: E402
 import stack  # noqa: E402
 
@@ -50,7 +51,7 @@ def api_key(client, folder):
 
 def main():
     folder = var_dir() / "example"
-    port = int(os.environ.get("PORT", "5000"))
+    port = config_port()
     example_port = int(os.environ.get("EXAMPLE_PORT", "5001"))
     jwt_secret = secret_file(folder / "jwt_secret", lambda: secrets.token_urlsafe(48))
     example_origin = f"http://127.0.0.1:{example_port}"

@@ -11,7 +11,10 @@
   the archiver (var/archive/, the Spark rollup's input) and the digest
   worker (emails through ``SMTP_URL``); with ``DEMO=1`` also a demo publisher.
 - A child that dies is restarted with backoff. Ctrl-C (or SIGTERM) stops the
-  children, then the private redis-server, and exits.
+  children, then the private redis-server, and exits. Every child dies with
+  the supervisor even when it is killed outright (SIGKILL): the kernel sends
+  them SIGTERM (PR_SET_PDEATHSIG). ``var/stack.pid`` names the running
+  supervisor, so a second ``make run`` on the same ``VAR_DIR`` says so.
 """
 import os
 import secrets
@@ -26,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import accounts, processes, subscriptions  # noqa: E402
-from app.config import private_redis_socket, var_dir  # noqa: E402
+from app.config import port as config_port  # noqa: E402
+from app.config import Config, private_redis_socket, var_dir  # noqa: E402
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
 
 PY = sys.executable
@@ -79,7 +83,7 @@ class PrivateRedis:
              "--unixsocketperm", "700", "--dir", str(folder), "--appendonly", "yes",
              "--appendfsync", "always",
              "--save", "", "--logfile", str(folder / "redis.log")],
-            start_new_session=True)
+            start_new_session=True, preexec_fn=processes.die_with_parent)
         if not wait_for_redis(self.url, 10):
             self.stop()
             raise SystemExit(f"herald: redis-server did not start; see {folder / 'redis.log'}")
@@ -99,7 +103,8 @@ class Child:
         self.restart_at = 0.0
 
     def start(self):
-        self.process = subprocess.Popen(self.argv, cwd=ROOT, env=self.env, start_new_session=True)
+        self.process = subprocess.Popen(self.argv, cwd=ROOT, env=self.env, start_new_session=True,
+                                        preexec_fn=processes.die_with_parent)
         self.started = time.monotonic()
 
     def check(self):
@@ -155,17 +160,47 @@ def web_process_count():
     return count
 
 
+def claim_pidfile():
+    """Write ``var/stack.pid``; refuse with a clear message when a stack already runs
+    on this VAR_DIR (a pid file of a process that is gone is stale: taken over)."""
+    path = var_dir() / "stack.pid"
+    try:
+        other = int(path.read_text())
+    except (OSError, ValueError):
+        other = None
+    if other and other != os.getpid():
+        try:
+            os.kill(other, 0)
+        except ProcessLookupError:
+            say(f"taking over from a stack (pid {other}) that did not stop cleanly")
+        except PermissionError:
+            raise SystemExit(f"herald: a stack already runs here (pid {other}, {path})") from None
+        else:
+            raise SystemExit(f"herald: a stack already runs here (pid {other}); stop it "
+                             f"(Ctrl-C in its terminal, or kill {other}) or use another VAR_DIR")
+    path.write_text(str(os.getpid()))
+    return path
+
+
 def main(extra_env=None, extra_children=None):
     """Run the stack until Ctrl-C. ``extra_env`` is added to every child's
     environment; ``extra_children(client, env)``, when given, returns more
     children to supervise (``make example`` adds the example app so)."""
     host = os.environ.get("HOST", "127.0.0.1")
-    port = int(os.environ.get("PORT", "5000"))
+    port = config_port()
     web_processes = web_process_count()
+    var_dir().mkdir(parents=True, exist_ok=True)
+    Config()  # a setting that cannot work ends here, in one line, not in a restarting child
+    pidfile = claim_pidfile()
+    try:
+        run(host, port, web_processes, extra_env, extra_children)
+    finally:
+        pidfile.unlink(missing_ok=True)
+
+
+def run(host, port, web_processes, extra_env, extra_children):
     if not port_free(host, port):
         raise SystemExit(f"herald: {host}:{port} is in use; set PORT to another port")
-    var_dir().mkdir(parents=True, exist_ok=True)
-
     redis_server = None
     env = dict(os.environ, HOST=host, PORT=str(port), PYTHONUNBUFFERED="1", **(extra_env or {}))
     if not os.environ.get("REDIS_URL"):

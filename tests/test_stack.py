@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 import requests
@@ -194,3 +195,77 @@ def test_a_bad_web_process_count_is_a_clear_error(var, value):
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
     assert f"WEB_PROCESSES must be a whole number from 1 to 64, not {value!r}" in done.stderr
+
+
+def children_of(pid):
+    """The pids of ``pid``'s direct children, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid):
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_killed_supervisor_takes_its_children_and_a_second_stack_is_refused(var):
+    stack = Stack(var)
+    try:
+        stack.wait_ready()
+        children = children_of(stack.process.pid)
+        assert len(children) >= 5  # redis-server, web, bridge, archiver, digest worker
+        second = subprocess.run([sys.executable, "bin/stack.py"], cwd=ROOT, timeout=30,
+                                env=dict(os.environ, VAR_DIR=str(var), PORT=str(free_port())),
+                                capture_output=True, text=True)
+        assert second.returncode != 0
+        assert f"a stack already runs here (pid {stack.process.pid})" in second.stderr
+        stack.process.kill()  # SIGKILL: no chance to stop anything itself
+        stack.process.wait(10)
+        wait_until(lambda: not any(alive(pid) for pid in children), timeout=20,
+                   message="the children to die with their supervisor")
+    finally:
+        stack.kill()
+    again = Stack(var)  # the stale pid file is taken over, the ports are free
+    try:
+        again.wait_ready()
+        assert "taking over from a stack" in again.output()
+    finally:
+        again.kill()
+
+
+@pytest.mark.parametrize("setting, value, message", [
+    ("PORT", "http", "PORT must be a whole number from 1 to 65535, not 'http'"),
+    ("REDIS_URL", "mysql://db/0", "REDIS_URL must start with redis://"),
+    ("REDIS_URL", "redis://localhost:99999/0", "REDIS_URL has a port that is not a number"),
+    ("TOKEN_TTL", "an hour", "TOKEN_TTL must be a whole number, not 'an hour'"),
+])
+def test_a_bad_setting_is_one_line_at_start(var, setting, value, message):
+    for command in (["bin/stack.py"], ["wsgi.py"]):
+        done = subprocess.run([sys.executable, *command], cwd=ROOT, timeout=60, text=True,
+                              env=dict(os.environ, VAR_DIR=str(var), **{setting: value}),
+                              capture_output=True)
+        assert done.returncode != 0, command
+        assert message in done.stderr, (command, done.stderr[-2000:])
+        assert "Traceback" not in done.stderr, (command, done.stderr[-2000:])
+
+
+def test_a_bad_smtp_port_is_one_line_and_shown_by_readyz(redis_server, redis, tmp_path):
+    from app import worker_status
+    done = subprocess.run([sys.executable, "-m", "workers.digest"], cwd=ROOT, timeout=60,
+                          text=True, capture_output=True,
+                          env=dict(os.environ, REDIS_URL=redis_server.url,
+                                   SMTP_URL="smtp://mail.example:nope"))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "SMTP_URL: the port of 'smtp://mail.example:nope' must be a number" in done.stderr
+    assert "SMTP_URL" in worker_status.faults(redis)["digest worker"]["detail"]
