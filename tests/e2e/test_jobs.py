@@ -55,3 +55,22 @@ def test_a_failed_run_shows_its_error(admin_on_jobs):
     expect(card).to_have_attribute("data-status", "failed", timeout=180_000)
     expect(card.locator(".outcome")).to_contain_text("ArchiveError: archive not found")
     wait_until(lambda: not job_processes(correlation_id), timeout=60, message="the job to exit")
+
+
+def test_any_correlation_id_a_publisher_chooses_shows_as_a_job(admin_on_jobs, redis):
+    """Ids that are also object keys or CSS syntax: each is a job card of its own."""
+    from app.bus import Bus
+    page = admin_on_jobs
+    bus = Bus(redis)
+    strange = ['x"]', "constructor", "__proto__", "toString"]
+    for correlation_id in strange:
+        bus.publish("spark.job.started", "started", correlation_id=correlation_id,
+                    data={"job": "odd"})
+        bus.publish("spark.job.succeeded", "done", correlation_id=correlation_id,
+                    data={"job": "odd", "duration_s": 1})
+    cards = page.locator("#jobs li.job")
+    expect(cards).to_have_count(len(strange), timeout=10_000)
+    shown = sorted(cards.nth(i).get_attribute("data-id") for i in range(len(strange)))
+    assert shown == sorted(strange)
+    for i in range(len(strange)):
+        assert cards.nth(i).get_attribute("data-status") == "succeeded"

@@ -115,13 +115,18 @@
   var NewCardView = Backbone.View.extend({
     events: {submit: 'create'},
 
+    // The field is emptied at once, ready for the next card; on an error the
+    // text comes back with the reason.
     create: function (event) {
       event.preventDefault();
       var input = this.$('input[name=title]'), error = this.$('.error');
-      this.collection.create({title: input.val()}, {
+      var title = input.val();
+      input.val('');
+      this.collection.create({title: title}, {
         wait: true,
-        success: function () { input.val(''); error.prop('hidden', true); },
+        success: function () { error.prop('hidden', true); },
         error: function (model, xhr) {
+          if (!input.val()) input.val(title);
           error.text((xhr.responseJSON && xhr.responseJSON.error) || 'Could not add the card.')
             .prop('hidden', false);
         }

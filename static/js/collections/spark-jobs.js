@@ -24,7 +24,8 @@
     absorb: function (envelope) {
       var id = envelope.correlation_id || (envelope.data && envelope.data.correlation_id);
       if (!id) return;
-      var job = this.get(id) || this.add({id: id, firstId: envelope.id});
+      var job = this.get(herald.SparkJob.keyOf(id)) ||
+        this.add({key: herald.SparkJob.keyOf(id), correlationId: String(id), firstId: envelope.id});
       job.absorb(envelope);
       this.sort();
     },

@@ -1,6 +1,8 @@
 /*
- * One Spark job run, built from its `spark.job.*` notifications (the run's
- * correlation id is the model's id).
+ * One Spark job run, built from its `spark.job.*` notifications. Its
+ * `correlationId` is the run's; the model's id is that with a prefix, so
+ * that no id a publisher chooses ("constructor", "__proto__") can be
+ * mistaken for a property of Backbone's lookup table.
  */
 (function (herald) {
   'use strict';
@@ -8,6 +10,7 @@
   var FINAL = {succeeded: true, failed: true};
 
   herald.SparkJob = Backbone.Model.extend({
+    idAttribute: 'key',
     defaults: {name: 'job', status: 'running', percent: 0},
 
     // Take in one notification of this run; later stages win, percent never falls.
@@ -36,4 +39,7 @@
       this.set(changes);
     }
   });
+  herald.SparkJob.keyOf = function (correlationId) {
+    return 'run:' + correlationId;
+  };
 })(window.herald = window.herald || {});

@@ -14,7 +14,7 @@
       var e = _.escape;
       var html = '<div class="job-head"><strong class="job-name">' + e(job.name) + '</strong>' +
         '<span class="job-status">' + e(job.status) + '</span>' +
-        '<code class="job-id">' + e(job.id) + '</code></div>' +
+        '<code class="job-id">' + e(job.correlationId) + '</code></div>' +
         '<div class="progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" ' +
         'aria-valuenow="' + e(job.percent) + '"><div class="bar"></div></div>' +
         '<div class="progress-text">' + e(job.percent) + '%' +
@@ -43,7 +43,7 @@
     render: function () {
       var data = _.defaults(this.model.toJSON(), {tasksTotal: 0, tasksCompleted: 0,
         rowsWritten: null, outputPath: '', duration: 0, errorType: '', errorMessage: ''});
-      this.$el.attr({'data-id': this.model.id, 'data-status': data.status})
+      this.$el.attr({'data-id': this.model.get('correlationId'), 'data-status': data.status})
         .html(this.template(data));
       this.$('.bar').css('width', Number(data.percent) + '%');
       return this;
@@ -55,20 +55,22 @@
       this.empty = options.empty;
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'sort', this.reorder);
+      this.views = {};  // model cid -> its JobView
     },
 
     addOne: function (job) {
-      var view = new herald.JobView({model: job}).render();
+      var view = this.views[job.cid] = new herald.JobView({model: job}).render();
       this.$el.append(view.el);
       this.empty.hide();
       this.reorder();
     },
 
-    // Keep the cards in the collection's order (newest first).
+    // Keep the cards in the collection's order (newest first), by their views
+    // (never by a selector built from an id a publisher chose).
     reorder: function () {
-      var list = this.$el;
+      var list = this.$el, views = this.views;
       this.collection.each(function (job) {
-        list.append(list.children('[data-id="' + job.id + '"]'));
+        if (views[job.cid]) list.append(views[job.cid].el);
       });
     }
   });
