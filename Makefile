@@ -26,6 +26,7 @@ test-fast: setup
 bench: setup-test
 	@$(PY) bench/browser_latency.py
 	@$(PY) bench/edit_latency.py
+	@$(PY) bench/abuse.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
 	@$(PY) bench/bridge.py

@@ -65,6 +65,8 @@ class Relay:
         if "read" in change:  # read state changed in some tab: tell all of them
             self.sio.emit("read", change["read"], namespace=rooms.NAMESPACE,
                           to=rooms.user_room(change["user"]))
+        elif change.get("revoked"):  # signed out, tokens revoked, or deleted
+            self.namespace.disconnect_user(change["user"])
         else:
             self.namespace.apply_change(change["user"], *subscriptions.announcement(change))
 
