@@ -23,7 +23,7 @@ import signal  # noqa: E402
 import socket  # noqa: E402
 
 
-from app import create_app, metrics  # noqa: E402
+from app import create_app, metrics, user_state  # noqa: E402
 from app.admission import AdmittingServer, fd_budget  # noqa: E402
 from app.config import port as config_port  # noqa: E402
 from app.realtime.transport import bound_call, handler_class  # noqa: E402
@@ -66,6 +66,9 @@ def serve():
     relay = app.extensions["herald.relay"]
     relay.start()
     gevent.spawn(metrics.keep_snapshots, app, lambda: relay.running)
+    # Snoozed notifications come back when due, even across restarts (their
+    # times are in Redis; every web process looks, one wakes each).
+    gevent.spawn(user_state.keep_waking, app.extensions["herald.redis"], lambda: relay.running)
     access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
     # The middleware chain itself, as a bound method: Flask's __call__ only calls

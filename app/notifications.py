@@ -12,6 +12,7 @@ never ``sparkle``), and ``*`` matches every topic.
 """
 import re
 import time
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -38,7 +39,8 @@ BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 SET_BY_HERALD = ("id", "ts")
 FIELDS = ("topic", "title", "body", "severity", "data", "user", "origin",
-          "correlation_id")
+          "correlation_id", "url")
+MAX_URL_CHARS = 2000
 USERNAME_RULE = "must be 1-64 characters of letters, digits, '_', '.' or '-'"
 
 
@@ -123,9 +125,34 @@ def validate(envelope):
             and ORIGIN_RE.match(origin)):
         raise EnvelopeError("origin", f"must be a hex string of 1-{MAX_ORIGIN_CHARS} characters")
 
+    _check_url(envelope.get("url"))
+
     clean = {field: envelope[field] for field in FIELDS if envelope.get(field) is not None}
     clean["severity"] = severity
     return clean
+
+
+URL_RULE = ("must be an absolute http(s):// URL or a path starting with /, "
+            f"at most {MAX_URL_CHARS} characters")
+
+
+def _check_url(url):
+    """``url``: where a notification leads. Only ``http://``, ``https://`` (with a
+    host) or a path on this site: never ``javascript:``, ``data:`` or ``//host``."""
+    if url is None:
+        return
+    if not isinstance(url, str) or not 1 <= len(url) <= MAX_URL_CHARS or CONTROL_RE.search(url) \
+            or " " in url:
+        raise EnvelopeError("url", URL_RULE)
+    if url.startswith("/"):
+        if url.startswith("//") or url.startswith("/\\"):
+            raise EnvelopeError("url", URL_RULE + " (not //host, which leaves the site)")
+        return
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise EnvelopeError("url", URL_RULE + f"; {parts.scheme or 'that'}: is not allowed")
+    if not parts.hostname:
+        raise EnvelopeError("url", URL_RULE + "; it names no host")
 
 
 def encode(envelope, ts):

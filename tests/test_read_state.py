@@ -8,25 +8,25 @@ from tests.support import Listener, issue_token, wait_until
 
 
 def test_mark_ids_then_all(redis):
-    assert read_state.get(redis, "ann") == {"upto": None, "ids": []}
+    assert read_state.get(redis, "ann") == {"upto": None, "ids": [], "unread": []}
     change = read_state.mark(redis, "ann", {"ids": ["5-0", "3-1", "3-1"]})
-    assert change == {"upto": None, "ids": ["3-1", "5-0"]}
-    assert read_state.get(redis, "ann") == {"upto": None, "ids": ["3-1", "5-0"]}
+    assert change == {"upto": None, "ids": ["3-1", "5-0"], "unread": []}
+    assert read_state.get(redis, "ann") == {"upto": None, "ids": ["3-1", "5-0"], "unread": []}
     change = read_state.mark(redis, "ann", {"upto": "4-0"})
-    assert change == {"upto": "4-0", "ids": []}
-    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0"]}
+    assert change == {"upto": "4-0", "ids": [], "unread": []}
+    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0"], "unread": []}
     # The watermark never goes back, and ids under it are not kept.
     assert read_state.mark(redis, "ann", {"upto": "2-0", "ids": ["1-0", "9-0"]}) == {
-        "upto": "4-0", "ids": ["9-0"]}
-    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0", "9-0"]}
-    assert read_state.get(redis, "bob") == {"upto": None, "ids": []}
+        "upto": "4-0", "ids": ["1-0", "9-0"], "unread": []}
+    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0", "9-0"], "unread": []}
+    assert read_state.get(redis, "bob") == {"upto": None, "ids": [], "unread": []}
 
 
 def test_id_order_is_numeric_not_textual(redis):
     read_state.mark(redis, "ann", {"ids": ["10-0", "9-0", "9-10", "9-2"]})
     assert read_state.get(redis, "ann")["ids"] == ["9-0", "9-2", "9-10", "10-0"]
     read_state.mark(redis, "ann", {"upto": "9-2"})
-    assert read_state.get(redis, "ann") == {"upto": "9-2", "ids": ["9-10", "10-0"]}
+    assert read_state.get(redis, "ann") == {"upto": "9-2", "ids": ["9-10", "10-0"], "unread": []}
 
 
 @pytest.mark.parametrize("data,words", [
@@ -37,7 +37,7 @@ def test_id_order_is_numeric_not_textual(redis):
 def test_bad_changes_are_refused_naming_the_field(redis, data, words):
     with pytest.raises(read_state.ReadStateError, match=words.replace("[", r"\[")):
         read_state.mark(redis, "ann", data)
-    assert read_state.get(redis, "ann") == {"upto": None, "ids": []}
+    assert read_state.get(redis, "ann") == {"upto": None, "ids": [], "unread": []}
 
 
 def bearer(name):
@@ -47,9 +47,9 @@ def bearer(name):
 def test_rest_endpoints(client, user, api_key):
     name = user[0]
     reply = client.post("/api/read-state", headers=bearer(name), json={"ids": ["7-0"]})
-    assert reply.status_code == 200 and reply.get_json() == {"upto": None, "ids": ["7-0"]}
+    assert reply.status_code == 200 and reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": []}
     reply = client.get("/api/read-state", headers=bearer(name))
-    assert reply.get_json() == {"upto": None, "ids": ["7-0"]}
+    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": []}
     reply = client.post("/api/read-state", headers=bearer(name), json={"upto": "bad"})
     assert reply.status_code == 400 and reply.get_json()["error"].startswith("upto: ")
     assert client.get("/api/read-state").status_code == 401
@@ -65,14 +65,29 @@ def test_read_event_reaches_every_tab_of_the_user_only(live_server, redis):
     try:
         sent = Bus(redis).publish("x", "for ann", user="ann")
         ack = tab1.call("read", {"ids": [sent]})
-        assert ack == {"ok": True, "upto": None, "ids": [sent]}
+        assert ack == {"ok": True, "upto": None, "ids": [sent], "unread": []}
         wait_until(lambda: tab1.reads and tab2.reads, message="read events in both tabs")
-        assert tab2.reads == [{"upto": None, "ids": [sent]}]
+        assert tab2.reads == [{"upto": None, "ids": [sent], "unread": []}]
         assert tab1.call("read", {"ids": "nope"})["ok"] is False
         # ben's own change reaches him after any of ann's that were misrouted would have.
         assert ben.call("read", {"upto": sent})["ok"]
         wait_until(lambda: ben.reads, message="ben's own read event")
-        assert ben.reads == [{"upto": sent, "ids": []}]
+        assert ben.reads == [{"upto": sent, "ids": [], "unread": []}]
     finally:
         for listener in (tab1, tab2, ben):
             listener.close()
+
+
+def test_marking_unread_again_below_and_above_the_watermark(redis):
+    read_state.mark(redis, "ann", {"upto": "5-0", "ids": ["7-0", "8-0"]})
+    change = read_state.mark(redis, "ann", {"unread": ["3-0", "7-0"]})
+    assert change == {"upto": "5-0", "ids": [], "unread": ["3-0", "7-0"]}
+    state = read_state.get(redis, "ann")
+    assert state == {"upto": "5-0", "ids": ["8-0"], "unread": ["3-0"]}
+    assert not read_state.is_read(state, "3-0") and read_state.is_read(state, "4-0")
+    assert not read_state.is_read(state, "7-0") and read_state.is_read(state, "8-0")
+    read_state.mark(redis, "ann", {"ids": ["3-0"]})  # read once more
+    assert read_state.get(redis, "ann")["unread"] == []
+    read_state.mark(redis, "ann", {"unread": ["4-0"]})
+    read_state.mark(redis, "ann", {"upto": "9-0"})  # mark all read ends every exception
+    assert read_state.get(redis, "ann") == {"upto": "9-0", "ids": [], "unread": []}

@@ -3,4 +3,4 @@ from flask import Blueprint
 
 bp = Blueprint("api", __name__)
 
-from . import digests, errors, routes, spark  # noqa: E402,F401  (registers handlers and routes on bp)
+from . import digests, errors, feed, routes, spark  # noqa: E402,F401  (registers handlers and routes on bp)

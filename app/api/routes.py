@@ -1,19 +1,17 @@
-"""``POST/GET /api/notifications`` and ``GET /healthz`` (see DESIGN.md, REST contract)."""
+"""``POST /api/notifications`` (and its batch), read state, and ``GET /healthz``."""
 import logging
 import os
 import re
 
 from flask import jsonify, request
 
-from .. import extensions, history, read_state, subscriptions
+from .. import extensions, read_state
 from ..bus import IdempotencyConflict
-from ..notifications import EnvelopeError, check_cursor, restrict
+from ..notifications import EnvelopeError
 from ..redis_client import UNAVAILABLE
 from . import access, bp
 
 log = logging.getLogger("herald.api")
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
 
 
 @bp.post("/api/notifications")
@@ -81,43 +79,6 @@ def _idempotency_key(who):
         raise EnvelopeError("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
     scope = "apikey" if who.kind == "apikey" else "user"
     return f"{scope}:{who.name}:{raw}"
-
-
-def _limit():
-    raw = request.args.get("limit")
-    if raw is None:
-        return DEFAULT_LIMIT
-    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
-        raise EnvelopeError("limit", f"must be a whole number from 1 to {MAX_LIMIT}")
-    return int(raw)
-
-
-@bp.get("/api/notifications")
-@access.users()
-def list_notifications(who):
-    """The caller's feed in id order: after ``after`` if given (0: from the start of
-    history), else the newest ``limit``. A host-app token limited to some topic
-    prefixes reads only those (and what is private to its user).
-
-    Also ``last_id``: the stream id this read reached (None for an empty history).
-    """
-    try:
-        limit = _limit()
-        after = request.args.get("after")
-        if after is not None:
-            after = check_cursor(after, "after")
-    except EnvelopeError as exc:
-        return jsonify(error=str(exc), field=exc.field), 400
-    client = extensions.redis()
-    topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
-    if after is None:
-        found, cursor = history.feed_latest(client, who.name, topics, limit)
-    else:
-        found, cursor = history.feed_after(client, who.name, topics, after, limit)
-    # `last_id` is where this read stopped in the stream: connecting (or
-    # reading again) with it as `after`/`last_id` misses nothing.
-    return jsonify(notifications=found, last_id=cursor)
 
 
 @bp.get("/api/read-state")

@@ -82,6 +82,20 @@ class Schedule:
         return datetime.fromtimestamp(moment, timezone.utc).astimezone(self.tz)
 
 
+def describe(text):
+    """The schedule in words, e.g. "At 08:00, only on Monday" (cron-descriptor)."""
+    from cron_descriptor import Options, get_description
+    text = text.strip()
+    if text == "hourly":
+        return "Every hour, on the hour"
+    daily = DAILY_RE.match(text)
+    if daily:
+        return f"Every day at {daily.group(1)}:{daily.group(2)}"
+    options = Options()
+    options.use_24hour_time_format = True
+    return get_description(text, options)
+
+
 def check(text, timezone_name):
     """Raise ScheduleError unless the schedule and zone are usable (and fire at all)."""
     Schedule(text, timezone_name).next_due(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp())

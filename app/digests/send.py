@@ -63,7 +63,7 @@ class Sender:
             self.send_outbox()
             now = self.clock()
             for record in store.list_all(self.client):
-                if record["enabled"]:
+                if record["enabled"] and not store.quiet_now(record, now):
                     for window in self.client.zrangebyscore(windows.windows_key(record["id"]), "-inf", now):
                         self.send_window(record, float(window))
         except ERRORS as exc:
@@ -113,6 +113,8 @@ class Sender:
         for raw in self.client.lrange(windows.OUTBOX, 0, 49):
             job = orjson.loads(raw)
             record = store.get(self.client, job["digest"])
+            if record is not None and store.quiet_now(record, self.clock()):
+                continue  # its owner's quiet hours: it waits for their end, in order
             if record is not None and record["enabled"]:
                 key = windows.critical_key(record["id"], job["envelope"])
                 if not self.client.exists(windows.sent_key(key)):

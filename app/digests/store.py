@@ -10,7 +10,13 @@ JSON) in the set ``herald:digests``; it belongs to the admin who made it
 - ``schedule`` and ``timezone``: see schedule.py;
 - ``enabled``: false pauses it (nothing collected, nothing sent);
 - ``critical_now``: a critical notification is emailed on its own at once,
-  and not repeated in the digest.
+  and not repeated in the digest;
+- ``exclude``: topic prefixes inside ``topics`` it leaves out (a more
+  specific preference of its owner's says otherwise for them);
+- ``quiet``: ``{"from": "HH:MM", "to": "HH:MM"}`` in ``timezone``, or null:
+  no email goes out in those hours (what is due waits for their end);
+- ``managed``: made from its owner's preferences (app/preferences.py), which
+  rewrite it; the Digests page lists only the others.
 """
 import re
 import secrets
@@ -26,10 +32,13 @@ from .schedule import Schedule, ScheduleError, check
 DIGESTS = "herald:digests"
 GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream
 CHANGED = "herald:digests:changed"  # bumped on every change, so workers reload
-FIELDS = ("email", "topics", "min_severity", "schedule", "timezone", "enabled", "critical_now")
+FIELDS = ("email", "topics", "min_severity", "schedule", "timezone", "enabled", "critical_now",
+          "exclude", "quiet", "managed")
+HHMM_RE = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]\Z")
 EMAIL_RE = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\".]+\Z")
 DEFAULTS = {"min_severity": "info", "schedule": "daily@08:00", "timezone": "UTC",
-            "enabled": True, "critical_now": False}
+            "enabled": True, "critical_now": False, "exclude": [], "quiet": None,
+            "managed": False}
 
 
 class DigestError(ValueError):
@@ -64,10 +73,32 @@ def validate(data, partial=False):
             raise DigestError(str(exc)) from None
     if "min_severity" in clean and clean["min_severity"] not in SEVERITIES:
         raise DigestError("min_severity: must be one of " + ", ".join(SEVERITIES))
-    for flag in ("enabled", "critical_now"):
+    for flag in ("enabled", "critical_now", "managed"):
         if flag in clean and not isinstance(clean[flag], bool):
             raise DigestError(f"{flag}: must be true or false")
+    if clean.get("exclude"):
+        try:
+            clean["exclude"] = check_topic_list(clean["exclude"], most=50, field="exclude")
+        except EnvelopeError as exc:
+            raise DigestError(str(exc)) from None
+    if clean.get("quiet") is not None:
+        quiet = clean["quiet"]
+        if not (isinstance(quiet, dict) and set(quiet) == {"from", "to"}
+                and all(isinstance(v, str) and HHMM_RE.match(v) for v in quiet.values())
+                and quiet["from"] != quiet["to"]):
+            raise DigestError('quiet: must be null or {"from": "HH:MM", "to": "HH:MM"}, '
+                              "two different times")
     return clean
+
+
+def quiet_now(record, moment):
+    """True when ``moment`` (UNIX seconds) falls in ``record``'s quiet hours."""
+    quiet = record.get("quiet")
+    if not quiet:
+        return False
+    local = schedule_of(record).local(moment).strftime("%H:%M")
+    start, end = quiet["from"], quiet["to"]
+    return start <= local < end if start < end else (local >= start or local < end)
 
 
 def _check_schedule(record):
@@ -188,6 +219,8 @@ def wants(record, envelope):
     if owner and owner != record["owner"]:
         return False
     if SEVERITY_RANK[envelope.get("severity", "info")] < SEVERITY_RANK[record["min_severity"]]:
+        return False
+    if any(topic_matches(prefix, envelope["topic"]) for prefix in record.get("exclude", ())):
         return False
     return any(topic_matches(prefix, envelope["topic"]) for prefix in record["topics"])
 

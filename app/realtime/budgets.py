@@ -42,10 +42,10 @@ class TokenBucket:
 
 
 class _Batch:
-    __slots__ = ("ids", "upto", "done", "change", "error")
+    __slots__ = ("ids", "upto", "unread", "done", "change", "error")
 
     def __init__(self, event):
-        self.ids, self.upto = set(), None
+        self.ids, self.upto, self.unread = set(), None, set()
         self.done, self.change, self.error = event, None, None
 
 
@@ -65,15 +65,16 @@ class ReadCoalescer:
         self.transactions = 0
 
     def mark(self, user, data):
-        """Apply ``data`` (``{"ids"}`` and/or ``{"upto"}``) for ``user`` with whatever
+        """Apply ``data`` (``{"ids"}``, ``{"upto"}``, ``{"unread"}``) for ``user`` with whatever
         else arrives before the write; returns the change applied. Raises
         ReadStateError for bad data, a Redis error when the write failed."""
-        ids, upto = read_state.parse(data)
+        ids, upto, unread = read_state.parse(data)
         batch = self.pending.get(user)
         if batch is None:
             batch = self.pending[user] = _Batch(self.event())
             self.spawn(self._write, user)
         batch.ids.update(ids)
+        batch.unread.update(unread)
         if upto is not None and (batch.upto is None or id_key(upto) > id_key(batch.upto)):
             batch.upto = upto
         batch.done.wait()
@@ -85,7 +86,8 @@ class ReadCoalescer:
         batch = self.pending.pop(user)
         try:
             self.transactions += 1
-            batch.change = read_state.apply(self.client, user, sorted(batch.ids), batch.upto)
+            batch.change = read_state.apply(self.client, user, sorted(batch.ids), batch.upto,
+                                            sorted(batch.unread))
         except Exception as exc:  # handed to every waiter, who answers its client
             batch.error = exc
         finally:

@@ -65,6 +65,9 @@ class Relay:
         if "read" in change:  # read state changed in some tab: tell all of them
             self.sio.emit("read", change["read"], namespace=rooms.NAMESPACE,
                           to=rooms.user_room(change["user"]))
+        elif "state" in change:  # archived, snoozed, or back: the same
+            self.sio.emit("state", change["state"], namespace=rooms.NAMESPACE,
+                          to=rooms.user_room(change["user"]))
         elif change.get("revoked"):  # signed out, tokens revoked, or deleted
             self.namespace.disconnect_user(change["user"])
         else:
