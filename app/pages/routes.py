@@ -45,6 +45,15 @@ def _admin_page(template):
     return render_template(template, user=user, page=_page_config(user))
 
 
+@bp.route("/preferences")
+def preferences():
+    """Every user: which topics also reach them by email, and when."""
+    user = session_user()
+    if user is None:
+        return redirect(url_for("auth.login"))
+    return render_template("preferences.html", user=user, page=_page_config(user))
+
+
 @bp.route("/jobs")
 def jobs():
     """Admins: live progress of Spark jobs and the latest rollup."""

@@ -23,7 +23,8 @@
   }
 
   // Options: snapshot (how many of the newest notifications to load over REST
-  // first, and after a reset), readState (fetch it on every connect).
+  // first, and after a reset) or load (the page's own first read, see
+  // Herald.connect), readState (fetch it on every connect).
   herald.connectPage = function (config, options) {
     options = options || {};
     herald.client = Herald.connect({
@@ -33,6 +34,7 @@
       user: config.user,
       remember: true,
       snapshot: options.snapshot || 0,
+      load: options.load,
       readState: Boolean(options.readState),
       dispatcher: herald.dispatcher
     });

@@ -23,7 +23,8 @@
  * Events: `notification`, `notification:<topic>`, `snapshot` (a list, oldest
  * first), `connection` ('connecting', 'connected', 'reconnecting', 'offline'),
  * `connected`, `replayed` ({recovered, count, last_id}), `reset`, `read`
- * (read state, whole or a change), `subscriptions` (the user's full list),
+ * (read state, whole or a change), `state` (archived, snoozed, woke: a
+ * change), `subscriptions` (the user's full list),
  * `subscriptions:error` (a message) and `error` (an Error: refused for good).
  */
 (function (root) {
@@ -236,17 +237,24 @@
 
   Client.prototype._start = function () {
     var self = this;
-    if (!self.options.snapshot) return self._open();
+    if (!self.options.snapshot && !self.options.load) return self._open();
     return self._loadSnapshot().then(function () { self._open(); }, function () { self._open(); });
   };
 
-  // The newest `snapshot` notifications of the user's feed over REST; the cursor
-  // moves to where that read ended, so the socket resumes right after it.
+  // What the page shows first, over REST: the newest `snapshot` notifications
+  // of the user's feed (a `snapshot` event), or whatever the page's own `load`
+  // function reads (a promise of a reply with `last_id`, as /api/notifications
+  // gives). The cursor moves to where that read ended, so the socket resumes
+  // right after it; a `reset` runs it again.
   Client.prototype._loadSnapshot = function () {
     var self = this;
-    return self.history({limit: self.options.snapshot}).then(function (reply) {
-      self.dispatcher.trigger('snapshot', reply.notifications);
-      self.cursor.advance(reply.last_id);
+    var loading = self.options.load ? Promise.resolve(self.options.load(self)) :
+      self.history({limit: self.options.snapshot}).then(function (reply) {
+        self.dispatcher.trigger('snapshot', reply.notifications);
+        return reply;
+      });
+    return loading.then(function (reply) {
+      self.cursor.advance(reply && reply.last_id);
       return reply;
     });
   };
@@ -305,6 +313,7 @@
     });
     socket.on('reset', function () { self._reset(); });
     socket.on('read', function (change) { self.dispatcher.trigger('read', change); });
+    socket.on('state', function (change) { self.dispatcher.trigger('state', change); });
 
     // The machine lost its network: say so, and drop the connection (it may
     // look open a while yet), so that coming back is a reconnect with replay,
@@ -353,7 +362,7 @@
   Client.prototype._reset = function () {
     var self = this;
     self.dispatcher.trigger('reset');
-    if (self.options.snapshot) {
+    if (self.options.snapshot || self.options.load) {
       self._loadSnapshot().catch(function () { /* the page keeps what it has */ });
     }
   };
@@ -424,6 +433,43 @@
       });
     }
     return attempt(true);
+  };
+
+  // POST (or with `method`, another verb) JSON to a Herald API path with the
+  // user's token; a promise of the JSON answer.
+  Client.prototype.send = function (path, body, method) {
+    var self = this;
+    return self.tokens.get().then(function (token) {
+      return root.fetch(self.base.origin + self.base.path + path, {
+        method: method || 'POST', credentials: 'omit', cache: 'no-store',
+        headers: {Authorization: 'Bearer ' + token, 'Content-Type': 'application/json'},
+        body: body === undefined ? undefined : JSON.stringify(body)
+      });
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (reply) {
+        if (response.ok) return reply;
+        var error = new Error(reply.error || 'HTTP ' + response.status);
+        error.status = response.status;
+        throw error;
+      });
+    });
+  };
+
+  // Archive or bring back ids; snooze one until a time (ms), or wake it now.
+  Client.prototype.archive = function (ids) {
+    return this.send('/api/notification-state', {archive: ids});
+  };
+  Client.prototype.unarchive = function (ids) {
+    return this.send('/api/notification-state', {unarchive: ids});
+  };
+  Client.prototype.snooze = function (id, until) {
+    return this.send('/api/notification-state', {snooze: {id: id, until: until}});
+  };
+  Client.prototype.unsnooze = function (id) {
+    return this.send('/api/notification-state', {unsnooze: id});
+  };
+  Client.prototype.notificationState = function () {
+    return this.get('/api/notification-state');
   };
 
   // The user's feed over REST: {after, limit} -> {notifications, last_id}.

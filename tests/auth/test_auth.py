@@ -97,7 +97,7 @@ def test_sign_in_and_out(client, user):
     assert sign_in(client, user[0], "wrong-password").status_code == 401
     assert sign_in(client, *user).status_code == 302
     page = client.get("/").get_data(as_text=True)
-    assert "Live feed" in page and user[0] in page
+    assert "<h1 id=\"feed-title\">Notifications</h1>" in page and user[0] in page
     assert client.get("/auth/session-token").status_code == 200
     import re
     csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)

@@ -100,3 +100,28 @@ def accessibility_violations(page):
 def no_horizontal_scroll(page):
     """True when the page is no wider than its viewport."""
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+  .map(v => ({id: v.id, impact: v.impact, help: v.help,
+              nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"""
+
+
+def accessibility_violations(page, impacts=("serious", "critical")):
+    """axe-core's violations of the page as it is now, of the given impacts.
+
+    axe-core (npm) is evaluated through Playwright, which the page's CSP does
+    not govern, so the page needs no exception for it."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    return [v for v in page.evaluate(AXE_RUN) if v["impact"] in impacts]
+
+
+def horizontal_overflow(page):
+    """How many CSS pixels the page is wider than its viewport (0: no horizontal scroll)."""
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}

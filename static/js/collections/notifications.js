@@ -1,26 +1,61 @@
 /*
- * The feed's notifications, newest first, at most `limit` of them, and the
- * user's read state.
+ * The notifications the feed shows: one view of the user's feed (the inbox,
+ * "Archived" or "Snoozed", maybe filtered), newest first, and the user's
+ * read, archive and snooze state.
  *
- * Fed by the dispatcher (live notifications, and REST snapshots); a
- * notification already held (same id) is ignored, so a replay, a reload or a
- * duplicate delivery never shows twice. Read state is the server's:
- * everything up to `upto`, plus single `ids` above it. Marking read here asks
- * the server; the server tells every tab of the user (`read`), this one included.
+ * A view is loaded over REST (`load`, then `loadMore` for older pages: the
+ * server filters and searches, within the retained history). Live
+ * notifications from the dispatcher join it when they match the same filter,
+ * checked here as the server checks it. A notification already held (same id)
+ * is ignored, so a replay, a reload or a duplicate delivery never shows twice.
+ *
+ * State is the server's and shared by all of the user's tabs: read state
+ * (`read` events: everything up to `upto`, plus `ids` above it, minus
+ * `unread` exceptions below it) and archive/snooze state (`state` events).
+ * Acting here asks the server; the server tells every tab, this one included.
  */
 (function (herald) {
   'use strict';
 
+  var PAGE = 100;          // notifications per REST page
+  var RECENT = 200;        // live notifications remembered across a reload of the view
+  var FILTER_KEYS = ['view', 'q', 'severity', 'topic', 'unread'];
+
+  // The filter a query string (or an object of strings) asks for, normalised.
+  herald.parseFilter = function (params) {
+    var get = function (key) { return (params[key] || '').trim(); };
+    var view = get('view');
+    return {
+      view: view === 'archived' || view === 'snoozed' ? view : 'feed',
+      q: get('q'),
+      severity: get('severity'),
+      topic: get('topic'),
+      unread: get('unread') === '1' ? '1' : ''
+    };
+  };
+
   herald.Notifications = Backbone.Collection.extend({
     model: herald.Notification,
 
-    initialize: function (models, options) {
-      this.limit = (options && options.limit) || 200;
+    initialize: function () {
+      this.criteria = herald.parseFilter({});
       this.upto = null;
       this.readIds = {};
-      this.listenTo(herald.dispatcher, 'notification', function (envelope) { this.receive(envelope); });
-      this.listenTo(herald.dispatcher, 'snapshot', this.receiveAll);
+      this.unreadIds = {};
+      this.archived = {};
+      this.snoozed = {};      // id -> until (ms)
+      this.recent = [];        // the last live envelopes, newest last
+      this.nextBefore = null;  // where the next older page starts; null: none
+      this.loading = null;
+      this.listenTo(herald.dispatcher, 'notification', this.receiveLive);
       this.listenTo(herald.dispatcher, 'read', this.applyRead);
+      this.listenTo(herald.dispatcher, 'state', this.applyState);
+      // (After a `reset` the client calls the page's load again: see pages/dashboard.js.)
+      // Back after a disconnect: state changes announced meanwhile were missed.
+      this.connects = 0;
+      this.listenTo(herald.dispatcher, 'connected', function () {
+        if (this.connects++) this.resync();
+      });
     },
 
     // Newest (largest id) first.
@@ -28,48 +63,213 @@
       return herald.compareIds(b.id, a.id);
     },
 
+    // ---- Loading a view ------------------------------------------------------
+
+    query: function (extra) {
+      var f = this.criteria, params = {limit: PAGE};
+      _.each(FILTER_KEYS, function (key) { if (f[key] && !(key === 'view' && f[key] === 'feed')) params[key] = f[key]; });
+      return _.extend(params, extra);
+    },
+
+    // Load the view `filter` asks for (the newest page of it); a promise of the reply.
+    load: function (filter) {
+      var self = this;
+      self.criteria = herald.parseFilter(filter || self.criteria);
+      var loading = self.loading = Promise.all([
+        herald.client.history(self.query()),
+        herald.client.notificationState(),
+        herald.client.readState()
+      ]).then(function (replies) {
+        if (loading !== self.loading) return replies[0];  // a newer load won
+        self.setState(replies[1]);
+        self.setRead(replies[2]);
+        self.nextBefore = replies[0].next_before;
+        self.reset(_.map(replies[0].notifications, self.withState, self));
+        // What arrived live while the page was read, past where the read ended.
+        var end = replies[0].last_id;
+        _.each(self.recent, function (envelope) {
+          if (!end || herald.compareIds(envelope.id, end) > 0) self.receive(envelope, {live: true});
+        });
+        self.trigger('loaded', replies[0]);
+        return replies[0];
+      });
+      loading.catch(function (error) { self.trigger('load:error', error); });
+      return loading;
+    },
+
+    // The next page of older notifications of this view.
+    loadMore: function () {
+      var self = this;
+      if (!self.nextBefore) return Promise.resolve(null);
+      return herald.client.history(self.query({before: self.nextBefore})).then(function (reply) {
+        self.nextBefore = reply.next_before;
+        self.add(_.map(reply.notifications, self.withState, self), {older: true});
+        self.trigger('loaded', reply);
+        return reply;
+      });
+    },
+
+    // ---- Which notifications belong in the view ---------------------------------
+
+    withState: function (envelope) {
+      return _.extend({}, envelope, {read: this.isRead(envelope.id)});
+    },
+
+    isHidden: function (id) {
+      var until = this.snoozed[id];
+      return Boolean(this.archived[id]) || (until !== undefined && until > Date.now());
+    },
+
+    // Whether the current filter takes `envelope` (as the server's filter would).
+    matches: function (envelope) {
+      var f = this.criteria;
+      if (f.view === 'feed' && this.isHidden(envelope.id)) return false;
+      if (f.view === 'archived' && !this.archived[envelope.id]) return false;
+      if (f.view === 'snoozed' && this.snoozed[envelope.id] === undefined) return false;
+      if (f.unread && this.isRead(envelope.id)) return false;
+      if (f.severity && !_.contains(f.severity.split(','), envelope.severity)) return false;
+      if (f.topic && !herald.covers([f.topic], envelope.topic)) return false;
+      if (f.q) {
+        var text = ((envelope.title || '') + '\n' + (envelope.body || '')).toLowerCase();
+        if (text.indexOf(f.q.toLowerCase()) < 0) return false;
+      }
+      return true;
+    },
+
+    receiveLive: function (envelope) {
+      this.recent.push(envelope);
+      if (this.recent.length > RECENT) this.recent.shift();
+      this.receive(envelope, {live: true});
+    },
+
+    // Add one envelope if the view takes it and it is not held already.
+    receive: function (envelope, options) {
+      if (this.get(envelope.id) || !this.matches(envelope)) return;
+      this.add(this.withState(envelope), options);
+    },
+
+    // ---- Read state --------------------------------------------------------------
+
     isRead: function (id) {
+      if (this.unreadIds[id]) return false;
       return Boolean(this.readIds[id]) || (this.upto !== null && herald.compareIds(id, this.upto) <= 0);
     },
 
-    receive: function (envelope, options) {
-      if (this.get(envelope.id)) return;
-      this.add(_.extend({}, envelope, {read: this.isRead(envelope.id)}), options);
-      if (this.length > this.limit) this.remove(this.last(this.length - this.limit));
+    setRead: function (state) {
+      this.upto = null;
+      this.readIds = {};
+      this.unreadIds = {};
+      this.applyRead(state);
     },
 
-    // Take in a list of envelopes (a REST snapshot), skipping those held. Views
-    // see `options.snapshot` on these adds: history, not news (no toasts).
-    receiveAll: function (envelopes) {
-      _.each(envelopes, function (envelope) { this.receive(envelope, {snapshot: true}); }, this);
-    },
-
-    // The server's read state, whole or a change: {upto: id or null, ids: [...]}.
+    // The server's read state, whole or a change: {upto, ids, unread}.
     applyRead: function (change) {
-      if (change.upto && (this.upto === null || herald.compareIds(change.upto, this.upto) > 0)) {
-        this.upto = change.upto;
+      var self = this;
+      if (change.upto && (self.upto === null || herald.compareIds(change.upto, self.upto) > 0)) {
+        self.upto = change.upto;
+        // Marking all read up to a point ends the unread exceptions below it.
+        _.each(_.keys(self.unreadIds), function (id) {
+          if (herald.compareIds(id, self.upto) <= 0) delete self.unreadIds[id];
+        });
       }
-      _.each(change.ids || [], function (id) { this.readIds[id] = true; }, this);
-      this.each(function (model) {
-        if (!model.get('read') && this.isRead(model.id)) model.set('read', true);
-      }, this);
+      _.each(change.ids || [], function (id) { self.readIds[id] = true; delete self.unreadIds[id]; });
+      _.each(change.unread || [], function (id) { self.unreadIds[id] = true; delete self.readIds[id]; });
+      self.each(function (model) { model.set('read', self.isRead(model.id)); });
     },
 
     unreadCount: function () {
       return this.where({read: false}).length;
     },
 
-    markRead: function (model) {
-      if (model.get('read')) return;
-      model.set('read', true);
-      herald.client.markRead({ids: [model.id]}).catch(function () { /* the next connect resyncs */ });
+    setReadFor: function (models, read) {
+      var ids = _.pluck(models, 'id');
+      var change = read ? {ids: ids} : {unread: ids};
+      this.applyRead(change);  // at once here; the server's echo changes nothing more
+      return herald.client.markRead(change).catch(function (error) {
+        herald.dispatcher.trigger('action:error', error.message);
+      });
     },
 
+    markRead: function (model) {
+      if (model.get('read')) return Promise.resolve();
+      return this.setReadFor([model], true);
+    },
+
+    // Everything in the user's feed up to the newest notification seen is read.
     markAllRead: function () {
-      if (this.isEmpty()) return;
-      var newest = this.first().id;
-      this.applyRead({upto: newest, ids: []});
-      herald.client.markRead({upto: newest}).catch(function () { /* the next connect resyncs */ });
+      var newest = herald.client.cursor.value;
+      if (!this.isEmpty() && (!newest || herald.compareIds(this.first().id, newest) > 0)) {
+        newest = this.first().id;
+      }
+      if (!newest) return Promise.resolve();
+      this.applyRead({upto: newest, ids: [], unread: []});
+      return herald.client.markRead({upto: newest}).catch(function (error) {
+        herald.dispatcher.trigger('action:error', error.message);
+      });
+    },
+
+    // ---- Archive and snooze ---------------------------------------------------------
+
+    setState: function (state) {
+      var self = this;
+      self.archived = {};
+      self.snoozed = {};
+      _.each(state.archived || [], function (id) { self.archived[id] = true; });
+      _.each(state.snoozed || {}, function (until, id) { self.snoozed[id] = until; });
+    },
+
+    // A change from the server ({archived, unarchived, snoozed, unsnoozed, woke}):
+    // notifications leave the view or join it as the filter now says.
+    applyState: function (change) {
+      var self = this, touched = [];
+      _.each(change.archived || [], function (id) { self.archived[id] = true; touched.push(id); });
+      _.each(change.unarchived || [], function (id) { delete self.archived[id]; touched.push(id); });
+      _.each(change.snoozed || {}, function (until, id) { self.snoozed[id] = until; touched.push(id); });
+      _.each(change.unsnoozed || [], function (id) { delete self.snoozed[id]; touched.push(id); });
+      _.each(_.uniq(touched), function (id) {
+        var model = self.get(id);
+        if (model && !self.matches(model.toJSON())) {
+          self.remove(model);
+        } else if (!model) {
+          // It may belong in this view now: fetch it (gone from history: nothing to show).
+          herald.client.get('/api/notifications/' + encodeURIComponent(id)).then(function (envelope) {
+            self.receive(envelope, {live: _.contains(change.woke || [], id)});
+          }, function () { /* past the retained history, or not the user's */ });
+        }
+      });
+      if (change.woke) self.trigger('woke', change.woke);
+    },
+
+    // Fetch archive and snooze state again and apply what changed (after a reconnect).
+    resync: function () {
+      var self = this;
+      return herald.client.notificationState().then(function (state) {
+        var archived = state.archived || [], snoozed = state.snoozed || {};
+        self.applyState({
+          archived: _.difference(archived, _.keys(self.archived)),
+          unarchived: _.difference(_.keys(self.archived), archived),
+          snoozed: _.pick(snoozed, function (until, id) { return self.snoozed[id] !== until; }),
+          unsnoozed: _.difference(_.keys(self.snoozed), _.keys(snoozed))
+        });
+      }, function () { /* the next reconnect tries again */ });
+    },
+
+    archive: function (models, archived) {
+      var ids = _.pluck(models, 'id');
+      var request = archived === false ? herald.client.unarchive(ids) : herald.client.archive(ids);
+      return request.catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
+    },
+
+    snooze: function (models, until) {
+      return Promise.all(_.map(models, function (model) {
+        return herald.client.snooze(model.id, until);
+      })).catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
+    },
+
+    unsnooze: function (models) {
+      return Promise.all(_.map(models, function (model) {
+        return herald.client.unsnooze(model.id);
+      })).catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
     }
   });
 })(window.herald = window.herald || {});

@@ -1,10 +1,34 @@
 /*
  * One notification: the server's envelope plus a local `read` flag.
+ *
+ * Times show in the user's own zone (the browser's): relative ("5 min ago"),
+ * and exact with the zone's name.
  */
 (function (herald) {
   'use strict';
 
   var SEVERITY_RANK = {info: 0, success: 1, warning: 2, error: 3, critical: 4};
+  var EXACT = {year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit',
+               minute: '2-digit', second: '2-digit', timeZoneName: 'short'};
+
+  // "just now", "42 s ago", "5 min ago", "3 h ago", "2 days ago", then the date;
+  // ahead of now: "in 5 min", "in 3 h", "in 2 days".
+  herald.relativeTime = function (date, now) {
+    var delta = Math.round(((now || Date.now()) - date) / 1000);
+    var ahead = delta < 0, seconds = Math.abs(delta), words;
+    if (seconds < 5) return 'just now';
+    if (seconds < 60) words = seconds + ' s';
+    else if (seconds < 3600) words = Math.floor(seconds / 60) + ' min';
+    else if (seconds < 86400) words = Math.floor(seconds / 3600) + ' h';
+    else if (seconds < 7 * 86400) words = Math.floor(seconds / 86400) + (seconds < 2 * 86400 ? ' day' : ' days');
+    else return new Date(date).toLocaleDateString();
+    return ahead ? 'in ' + words : words + ' ago';
+  };
+
+  // The exact time in the user's zone, e.g. "Nov 23, 2026, 09:15:02 AM CET".
+  herald.exactTime = function (date) {
+    return new Date(date).toLocaleString(undefined, EXACT);
+  };
 
   herald.Notification = Backbone.Model.extend({
     defaults: {severity: 'info', read: false},
@@ -19,14 +43,12 @@
       return SEVERITY_RANK[this.get('severity')] >= SEVERITY_RANK.warning;
     },
 
-    // "just now", "42 s ago", "5 min ago", "3 h ago", then the date.
     relativeTime: function (now) {
-      var seconds = Math.max(0, Math.round(((now || Date.now()) - this.time()) / 1000));
-      if (seconds < 5) return 'just now';
-      if (seconds < 60) return seconds + ' s ago';
-      if (seconds < 3600) return Math.floor(seconds / 60) + ' min ago';
-      if (seconds < 86400) return Math.floor(seconds / 3600) + ' h ago';
-      return this.time().toLocaleDateString();
+      return herald.relativeTime(this.time().getTime(), now);
+    },
+
+    exactTime: function () {
+      return herald.exactTime(this.time());
     }
   });
 })(window.herald = window.herald || {});

@@ -1,6 +1,6 @@
 /*
- * The unread badge: how many notifications in the feed are unread; a click
- * marks them all read. The page title carries the count too.
+ * "Mark all read", with how many notifications shown are unread; the page
+ * title carries the count too.
  */
 (function (herald) {
   'use strict';

@@ -1,84 +1,213 @@
 /*
- * The live feed: newest first, styled by severity, with relative times.
+ * The feed: newest first, one item per notification, or per run of
+ * notifications with the same topic and title (collapsed, with a count).
  *
- * Every text field is escaped (`_.escape`), so a title or body that holds
- * HTML shows as the literal text it is. Templates are plain functions, not
- * `_.template`, which compiles with `new Function` and so would need the
- * Content-Security-Policy to allow 'unsafe-eval'.
+ * Each item is keyboard-operable: its title is a button that opens the
+ * detail (and marks it read); beside it, mark read/unread, archive (or bring
+ * back) and snooze. Unread items are bold with a dot, not only a shade.
+ *
+ * The list is drawn again whole when the collection changes (batched to one
+ * draw per frame), keeping the focus on the same control of the same item.
+ * Every text field is escaped (`_.escape`): a title holding HTML shows as the
+ * literal text it is. Templates are plain functions, not `_.template`, which
+ * compiles with `new Function` and so would need CSP 'unsafe-eval'.
  */
 (function (herald) {
   'use strict';
 
+  var e = _.escape;
+
+  herald.SEVERITY_ICONS = {info: 'ℹ', success: '✓', warning: '⚠', error: '✖', critical: '‼'};
+
+  // Snooze choices: a label and when (ms) from now.
+  function snoozeChoices(now) {
+    var tomorrow = new Date(now);
+    tomorrow.setDate(tomorrow.getDate() + 1);
+    tomorrow.setHours(9, 0, 0, 0);
+    var monday = new Date(tomorrow);
+    monday.setDate(monday.getDate() + ((8 - monday.getDay()) % 7 || 7) - 1);
+    return [['1 hour', now + 3600000], ['4 hours', now + 4 * 3600000],
+            ['Tomorrow 9:00', tomorrow.getTime()], ['Next week', monday.getTime()]];
+  }
+  herald.snoozeChoices = snoozeChoices;
+
+  // A value for <input type=datetime-local> in the user's zone.
+  herald.localInputValue = function (date) {
+    var pad = function (n) { return (n < 10 ? '0' : '') + n; };
+    return date.getFullYear() + '-' + pad(date.getMonth() + 1) + '-' + pad(date.getDate()) +
+      'T' + pad(date.getHours()) + ':' + pad(date.getMinutes());
+  };
+
+  // The snooze menu (a <details>, so it opens with Enter or Space).
+  herald.snoozeMenu = function (now) {
+    var min = herald.localInputValue(new Date(now + 60000));
+    return '<details class="snooze"><summary>Snooze</summary><div class="menu">' +
+      _.map(snoozeChoices(now), function (choice) {
+        return '<button type="button" class="snooze-for" data-until="' + choice[1] + '">' +
+          e(choice[0]) + '</button>';
+      }).join('') +
+      '<label>Until <input type="datetime-local" class="snooze-at" min="' + min + '"></label>' +
+      '<button type="button" class="snooze-custom">Snooze until then</button>' +
+      '</div></details>';
+  };
+
   herald.FeedView = Backbone.View.extend({
-    template: function (n) {
-      var e = _.escape;
-      return '<div class="meta">' +
-          '<span class="severity">' + e(n.severity) + '</span>' +
-          '<span class="topic">' + e(n.topic) + '</span>' +
-          '<time datetime="' + e(n.ts) + '"></time>' +
+    item: function (n, group, view) {
+      var count = group.length;
+      var actions = '<button type="button" class="toggle-read">' +
+          (n.read ? 'Mark unread' : 'Mark read') + '</button>';
+      if (view === 'archived') {
+        actions += '<button type="button" class="unarchive">Move to inbox</button>';
+      } else if (view === 'snoozed') {
+        actions += '<button type="button" class="unsnooze">Wake now</button>';
+      } else {
+        actions += '<button type="button" class="archive">Archive</button>' + herald.snoozeMenu(Date.now());
+      }
+      return '<span class="dot" aria-hidden="true"></span>' +
+        '<div class="main">' +
+          '<button type="button" class="open" aria-label="' +
+            e((n.read ? '' : 'Unread: ') + n.title + (count > 1 ? ', ' + count + ' times' : '')) + '">' +
+            '<span class="title">' + e(n.title) + '</span>' +
+            (count > 1 ? ' <span class="count" aria-hidden="true">×' + count + '</span>' : '') +
+          '</button>' +
+          '<div class="meta">' +
+            '<span class="severity"><span class="icon" aria-hidden="true">' +
+              e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(n.severity) + '</span>' +
+            '<span class="topic">' + e(n.topic) + '</span>' +
+            '<time datetime="' + e(n.ts) + '"></time>' +
+          '</div>' +
+          (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') +
         '</div>' +
-        '<div class="title">' + e(n.title) + '</div>' +
-        (n.body ? '<div class="body">' + e(n.body) + '</div>' : '');
+        '<div class="actions" aria-label="Actions">' + actions + '</div>';
     },
 
     events: {
-      'click li': 'markRead'
+      'click li.notification': 'openItem',
+      'click .toggle-read': 'toggleRead',
+      'click .archive': 'archive',
+      'click .unarchive': 'unarchive',
+      'click .unsnooze': 'unsnooze',
+      'click .snooze-for': 'snoozeFor',
+      'click .snooze-custom': 'snoozeCustom'
     },
 
     initialize: function (options) {
       this.empty = options.empty;
-      this.listenTo(this.collection, 'add', this.addOne);
-      this.listenTo(this.collection, 'remove', this.removeOne);
-      this.listenTo(this.collection, 'reset', this.render);
-      this.listenTo(this.collection, 'change:read', this.showRead);
-      this.timer = setInterval(_.bind(this.refreshTimes, this), 15000);
+      this.groups = {};  // the id an item shows -> the models it stands for
+      this.scheduleRender = _.bind(function () {
+        if (this.pending) return;
+        this.pending = true;
+        window.requestAnimationFrame(_.bind(function () { this.pending = false; this.render(); }, this));
+      }, this);
+      this.listenTo(this.collection, 'add remove reset change:read', this.scheduleRender);
+      this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
+    },
+
+    // Runs of the same topic and title become one group, newest first.
+    group: function () {
+      var groups = [], byKey = {};
+      this.collection.each(function (model) {
+        var key = model.get('topic') + '\n' + model.get('title');
+        if (byKey[key]) byKey[key].push(model); else groups.push(byKey[key] = [model]);
+      });
+      return groups;
     },
 
     render: function () {
-      this.$el.empty();
-      this.collection.each(function (model) { this.addOne(model); }, this);
-      return this;
-    },
-
-    addOne: function (model) {
-      var item = $('<li>')
-        .addClass('notification severity-' + model.get('severity'))
-        .toggleClass('unread', !model.get('read'))
-        .attr('data-id', model.id)
-        .attr('data-topic', model.get('topic'))
-        .html(this.template(_.defaults(model.toJSON(), {body: ''})));
-      item.find('time').text(model.relativeTime());
-      var index = this.collection.indexOf(model);
-      var next = this.$el.children().eq(index);
-      if (next.length) item.insertBefore(next); else this.$el.append(item);
-      this.empty.toggle(this.collection.isEmpty());
-    },
-
-    removeOne: function (model) {
-      this.itemFor(model).remove();
-      this.empty.toggle(this.collection.isEmpty());
-    },
-
-    showRead: function (model) {
-      this.itemFor(model).toggleClass('unread', !model.get('read'));
-    },
-
-    markRead: function (event) {
-      var model = this.collection.get($(event.currentTarget).attr('data-id'));
-      if (model) this.collection.markRead(model);
-    },
-
-    itemFor: function (model) {
-      return this.$el.children().filter(function () {
-        return this.getAttribute('data-id') === model.id;
+      var focus = this.focused();
+      var menu = this.$('details.snooze[open]').closest('li.notification').attr('data-id');
+      var view = this.collection.criteria.view, self = this;
+      self.groups = {};
+      var items = _.map(self.group(), function (group) {
+        var newest = group[0], read = _.every(group, function (m) { return m.get('read'); });
+        self.groups[newest.id] = group;
+        var item = document.createElement('li');
+        item.className = 'notification severity-' + newest.get('severity') + (read ? '' : ' unread');
+        item.setAttribute('data-id', newest.id);
+        item.setAttribute('data-topic', newest.get('topic'));
+        item.innerHTML = self.item(_.extend({body: ''}, newest.toJSON(), {read: read}), group, view);
+        return item;
       });
+      self.$el.empty().append(items);
+      if (menu) self.itemById(menu).find('details.snooze').prop('open', true);
+      self.refreshTimes();
+      self.empty.toggle(self.collection.isEmpty());
+      if (focus) self.refocus(focus);
+      self.trigger('rendered');
+      return self;
+    },
+
+    // Which control of which item has the focus, to give it back after a draw.
+    focused: function () {
+      var active = document.activeElement;
+      if (!active || !$.contains(this.el, active)) return null;
+      var item = $(active).closest('li.notification');
+      var classes = (active.className || '').split(/\s+/);
+      return {id: item.attr('data-id'), index: item.index(),
+              control: active.tagName.toLowerCase() + (classes[0] ? '.' + classes[0] : '')};
+    },
+
+    itemById: function (id) {
+      return this.$('li.notification').filter(function () { return this.getAttribute('data-id') === id; });
+    },
+
+    refocus: function (focus) {
+      var item = this.itemById(focus.id);
+      if (!item.length) {  // the item left the view: the one now in its place
+        item = this.$('li.notification').eq(Math.min(focus.index, this.$('li.notification').length - 1));
+        focus.control = 'button.open';
+      }
+      var control = item.find(focus.control).first();
+      (control.length ? control : item.find('button.open')).trigger('focus');
+    },
+
+    modelsFor: function (event) {
+      var id = $(event.currentTarget).closest('li.notification').attr('data-id');
+      return this.groups[id] || [];
+    },
+
+    // A click anywhere on an item but its actions opens it (and marks it read).
+    openItem: function (event) {
+      if ($(event.target).closest('.actions').length) return;
+      var models = this.modelsFor(event);
+      if (!models.length) return;
+      _.each(models, function (model) { this.collection.markRead(model); }, this);
+      this.trigger('open', models[0].id, models);
+    },
+
+    toggleRead: function (event) {
+      var models = this.modelsFor(event);
+      var read = !_.every(models, function (m) { return m.get('read'); });
+      this.collection.setReadFor(models, read);
+    },
+
+    archive: function (event) { this.collection.archive(this.modelsFor(event), true); },
+    unarchive: function (event) { this.collection.archive(this.modelsFor(event), false); },
+    unsnooze: function (event) { this.collection.unsnooze(this.modelsFor(event)); },
+
+    snoozeFor: function (event) {
+      this.collection.snooze(this.modelsFor(event), Number($(event.currentTarget).attr('data-until')));
+    },
+
+    snoozeCustom: function (event) {
+      var input = $(event.currentTarget).closest('.menu').find('.snooze-at');
+      var until = input.val() ? new Date(input.val()).getTime() : NaN;
+      if (!(until > Date.now())) {
+        input.attr('aria-invalid', 'true').trigger('focus');
+        herald.dispatcher.trigger('action:error', 'Choose a time in the future to snooze until.');
+        return;
+      }
+      this.collection.snooze(this.modelsFor(event), until);
     },
 
     refreshTimes: function () {
-      var now = Date.now(), collection = this.collection;
-      this.$el.children().each(function () {
-        var model = collection.get(this.getAttribute('data-id'));
-        if (model) $(this).find('time').text(model.relativeTime(now));
+      var now = Date.now(), groups = this.groups;
+      this.$('li.notification').each(function () {
+        var group = groups[this.getAttribute('data-id')], time = this.querySelector('time');
+        if (!group || !time) return;
+        var text = group[0].relativeTime(now);
+        if (time.textContent !== text) time.textContent = text;
+        if (!time.title) time.title = group[0].exactTime();
       });
     },
 

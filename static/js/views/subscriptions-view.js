@@ -9,7 +9,7 @@
       var id = _.escape(topic.id);
       return '<li data-topic="' + id + '"><code>' + id + '</code> ' +
         '<button type="button" class="unsubscribe" aria-label="Unsubscribe from ' + id + '">' +
-        'remove</button></li>';
+        'Unsubscribe</button></li>';
     },
 
     events: {

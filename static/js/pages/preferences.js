@@ -1,0 +1,20 @@
+/*
+ * The preferences page: how the signed-in user wants to be told.
+ */
+(function (herald) {
+  'use strict';
+
+  $(function () {
+    var config = herald.pageConfig();
+    herald.connectPage(config, {});
+    herald.views = {
+      connection: new herald.ConnectionView({el: '#connection'}),
+      preferences: new herald.PreferencesView({el: '#preferences'})
+    };
+    herald.client.get('/api/preferences').then(function (prefs) {
+      herald.views.preferences.show(prefs);
+    }, function (error) {
+      $('#preferences .status').addClass('error').text('Your preferences could not be loaded: ' + error.message);
+    });
+  });
+})(window.herald = window.herald || {});

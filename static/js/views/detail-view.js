@@ -1,0 +1,139 @@
+/*
+ * One notification opened: title, severity, topic, exact and relative time
+ * in the user's zone, body, its `data` shown readably, and its link.
+ *
+ * It has its own URL (`?n=<id>` beside the filters), so it can be shared or
+ * reloaded: the page opens it from the collection, or from the server when
+ * it is not loaded (GET /api/notifications/<id>). Beside the feed on a wide
+ * screen, instead of it on a phone. Escape or "Close" returns to the feed,
+ * with the focus back on the item it came from.
+ */
+(function (herald) {
+  'use strict';
+
+  var e = _.escape;
+
+  // Only absolute http(s) URLs and paths are links (the server checks the same).
+  function safeUrl(url) {
+    return typeof url === 'string' && (/^https?:\/\//i.test(url) || /^\/(?!\/)/.test(url)) ? url : null;
+  }
+
+  // `data` readably: an object's fields as a list (nested values as indented JSON).
+  function dataHtml(data) {
+    if (data === undefined || data === null) return '';
+    var html = '<h3>Data</h3>';
+    if (_.isObject(data) && !_.isArray(data)) {
+      html += '<dl class="data">' + _.map(data, function (value, key) {
+        var text = _.isObject(value) ? '<pre>' + e(JSON.stringify(value, null, 2)) + '</pre>' : e(String(value));
+        return '<dt>' + e(key) + '</dt><dd>' + text + '</dd>';
+      }).join('') + '</dl>';
+    } else {
+      html += '<pre>' + e(JSON.stringify(data, null, 2)) + '</pre>';
+    }
+    return html;
+  }
+
+  herald.DetailView = Backbone.View.extend({
+    template: function (n, read, view) {
+      var url = safeUrl(n.url);
+      var actions = '<button type="button" class="toggle-read">' + (read ? 'Mark unread' : 'Mark read') + '</button>';
+      if (view === 'archived') actions += '<button type="button" class="unarchive">Move to inbox</button>';
+      else actions += '<button type="button" class="archive">Archive</button>';
+      return '<div class="card-head"><h2 id="detail-title" tabindex="-1">' + e(n.title) + '</h2>' +
+          '<button type="button" class="close-detail">Close</button></div>' +
+        '<dl>' +
+          '<dt>Severity</dt><dd class="severity"><span class="icon" aria-hidden="true">' +
+            e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(n.severity) + '</dd>' +
+          '<dt>Topic</dt><dd class="topic">' + e(n.topic) + '</dd>' +
+          '<dt>Time</dt><dd><time datetime="' + e(n.ts) + '">' + e(herald.exactTime(new Date(n.ts))) +
+            '</time> (<span class="relative">' + e(herald.relativeTime(new Date(n.ts).getTime())) + '</span>)</dd>' +
+          (n.user ? '<dt>For</dt><dd>you only</dd>' : '') +
+        '</dl>' +
+        (n.body ? '<p class="body">' + e(n.body) + '</p>' : '') +
+        (url ? '<p><a class="link" href="' + e(url) + '" rel="noopener noreferrer">Open ' + e(url) + '</a></p>' : '') +
+        dataHtml(n.data) +
+        '<div class="actions">' + actions + '</div>';
+    },
+
+    events: {
+      'click .close-detail': 'close',
+      'click .toggle-read': 'toggleRead',
+      'click .archive': 'archive',
+      'click .unarchive': 'unarchive',
+      'keydown': 'keydown'
+    },
+
+    initialize: function (options) {
+      this.columns = options.columns;
+      this.envelope = null;
+      this.listenTo(this.collection, 'change:read', function (model) {
+        if (this.envelope && model.id === this.envelope.id) this.render();
+      });
+    },
+
+    // Show notification `id` (from the collection, else the server); a promise.
+    show: function (id) {
+      var self = this, model = self.collection.get(id);
+      self.returnTo = id;
+      var found = model ? Promise.resolve(model.toJSON()) :
+        herald.client.get('/api/notifications/' + encodeURIComponent(id));
+      return found.then(function (envelope) {
+        self.envelope = envelope;
+        if (!self.collection.isRead(envelope.id)) self.collection.setReadFor(self.models(), true);
+        self.render();
+        self.$('#detail-title').trigger('focus');
+      }, function (error) {
+        self.envelope = null;
+        self.$el.html('<div class="card-head"><h2 id="detail-title" tabindex="-1">Not found</h2>' +
+          '<button type="button" class="close-detail">Close</button></div>' +
+          '<p>' + e(error.message) + '</p>').prop('hidden', false);
+        self.columns.addClass('with-detail');
+        self.$('#detail-title').trigger('focus');
+      });
+    },
+
+    render: function () {
+      if (!this.envelope) return this;
+      var read = this.collection.isRead(this.envelope.id);
+      this.$el.html(this.template(this.envelope, read, this.collection.criteria.view)).prop('hidden', false);
+      this.columns.addClass('with-detail');
+      return this;
+    },
+
+    hide: function () {
+      this.envelope = null;
+      this.$el.prop('hidden', true).empty();
+      this.columns.removeClass('with-detail');
+    },
+
+    close: function () {
+      this.trigger('close', this.returnTo);
+    },
+
+    keydown: function (event) {
+      if (event.key === 'Escape') this.close();
+    },
+
+    models: function () {
+      var model = this.envelope && this.collection.get(this.envelope.id);
+      return model ? [model] : [new herald.Notification(this.envelope)];
+    },
+
+    toggleRead: function () {
+      var read = this.collection.isRead(this.envelope.id);
+      this.collection.setReadFor(this.models(), !read);
+      this.render();
+      this.$('.toggle-read').trigger('focus');
+    },
+
+    archive: function () {
+      this.collection.archive(this.models(), true);
+      this.close();
+    },
+
+    unarchive: function () {
+      this.collection.archive(this.models(), false);
+      this.close();
+    }
+  });
+})(window.herald = window.herald || {});

@@ -1,0 +1,94 @@
+/*
+ * The preferences form: an email address, a time zone, quiet hours for
+ * email, and per topic prefix how to be told (in the app only, an hourly,
+ * daily or weekly digest, or an email at once for critical ones). Saved
+ * whole (PUT /api/preferences); the server's error names the field.
+ */
+(function (herald) {
+  'use strict';
+
+  var e = _.escape;
+  var MODES = [['app', 'In the app only'], ['hourly', 'Email digest, hourly'],
+               ['daily', 'Email digest, daily (08:00)'], ['weekly', 'Email digest, weekly (Monday 08:00)'],
+               ['critical', 'Email at once, critical only']];
+
+  herald.PreferencesView = Backbone.View.extend({
+    rule: function (rule, index) {
+      var id = 'rule-' + index + '-';
+      return '<li>' +
+        '<label for="' + id + 'topic">Topic prefix <input id="' + id + 'topic" class="rule-topic" required ' +
+          'value="' + e(rule.topic) + '" placeholder="ops, spark, *"></label>' +
+        '<label for="' + id + 'mode">How <select id="' + id + 'mode" class="rule-mode">' +
+          _.map(MODES, function (mode) {
+            return '<option value="' + mode[0] + '"' + (mode[0] === rule.mode ? ' selected' : '') + '>' +
+              e(mode[1]) + '</option>';
+          }).join('') + '</select></label>' +
+        '<button type="button" class="remove-rule" aria-label="Remove the rule for ' +
+          e(rule.topic || 'this topic') + '">Remove</button>' +
+        '</li>';
+    },
+
+    events: {
+      'submit': 'save',
+      'click .add-rule': 'addRule',
+      'click .remove-rule': 'removeRule'
+    },
+
+    initialize: function () {
+      this.zones();
+    },
+
+    zones: function () {
+      var list = (Intl.supportedValuesOf && Intl.supportedValuesOf('timeZone')) || [];
+      this.$('#zones').html(_.map(list, function (zone) { return '<option value="' + e(zone) + '">'; }).join(''));
+    },
+
+    show: function (prefs) {
+      var form = this.el;
+      form.elements.email.value = prefs.email || '';
+      form.elements.timezone.value = prefs.timezone && prefs.timezone !== 'UTC' ? prefs.timezone :
+        Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+      form.elements.quiet_from.value = prefs.quiet ? prefs.quiet.from : '';
+      form.elements.quiet_to.value = prefs.quiet ? prefs.quiet.to : '';
+      this.$('#rules').html(_.map(prefs.rules, this.rule, this).join(''));
+      return this;
+    },
+
+    read: function () {
+      var form = this.el, from = form.elements.quiet_from.value, to = form.elements.quiet_to.value;
+      return {
+        email: form.elements.email.value.trim() || null,
+        timezone: form.elements.timezone.value.trim(),
+        quiet: from || to ? {from: from, to: to} : null,
+        rules: this.$('#rules li').map(function () {
+          return {topic: $(this).find('.rule-topic').val().trim(), mode: $(this).find('.rule-mode').val()};
+        }).get()
+      };
+    },
+
+    addRule: function () {
+      var rules = this.$('#rules');
+      rules.append(this.rule({topic: '', mode: 'daily'}, rules.children().length + Date.now()));
+      rules.children().last().find('.rule-topic').trigger('focus');
+    },
+
+    removeRule: function (event) {
+      var item = $(event.currentTarget).closest('li');
+      var next = item.next().length ? item.next() : item.prev();
+      item.remove();
+      (next.length ? next.find('.rule-topic') : this.$('.add-rule')).trigger('focus');
+    },
+
+    save: function (event) {
+      event.preventDefault();
+      var status = this.$('.status').removeClass('error').text('Saving…');
+      var self = this;
+      herald.client.send('/api/preferences', self.read(), 'PUT').then(function (prefs) {
+        self.show(prefs);
+        status.text('Saved.');
+      }, function (error) {
+        status.addClass('error').text('Not saved: ' + error.message);
+      });
+    }
+  });
+})(window.herald = window.herald || {});
