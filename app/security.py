@@ -2,7 +2,9 @@
 
 The Content-Security-Policy allows scripts, styles, images and connections
 from Herald's own origin only: no inline script or style, no ``eval`` (the
-browser code has no ``_.template`` for that reason), no framing, no plugins.
+browser code has no ``_.template`` for that reason), no plugins. Pages may
+frame only Herald's own documents (``frame-src 'self'``: the digest email
+preview, which carries a policy of its own), and are never framed themselves.
 ``connect-src 'self'`` covers Socket.IO's websocket to the same host.
 Strict-Transport-Security is sent only when the session cookie is Secure,
 that is when Herald is meant to be reached over HTTPS.
@@ -19,6 +21,7 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "img-src 'self' data:",
     "connect-src 'self'",
     "font-src 'self'",
+    "frame-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",

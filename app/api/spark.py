@@ -1,7 +1,7 @@
 """``POST/GET /api/spark/rollup``: run the rollup job, read its latest result (admins)."""
 from flask import current_app, jsonify
 
-from .. import spark_jobs
+from .. import extensions, spark_jobs
 from . import access, bp
 
 
@@ -11,10 +11,22 @@ admins_only = access.admins("only admins may run or read Spark jobs")
 @bp.post("/api/spark/rollup")
 @admins_only
 def run_rollup(who):
-    """Start a rollup now; 202 with the correlation id its notifications will carry."""
+    """Start a rollup now; 202 with the correlation id its notifications will carry,
+    409 (with the running one's) while one runs."""
     runs = current_app.extensions.setdefault("herald.spark_runs", spark_jobs.Runs())
-    correlation_id = spark_jobs.launch_rollup(current_app.config, runs, who.name)
+    try:
+        correlation_id = spark_jobs.launch_rollup(current_app.config, runs, who.name,
+                                                  extensions.redis())
+    except spark_jobs.RollupRunning as exc:
+        return jsonify(error=str(exc), correlation_id=exc.correlation_id), 409
     return jsonify(correlation_id=correlation_id), 202
+
+
+@bp.get("/api/spark/rollup/running")
+@admins_only
+def running_rollup(who):
+    """``{"correlation_id": ID or null}``: the rollup running now, if any."""
+    return jsonify(correlation_id=spark_jobs.running_rollup(extensions.redis()))
 
 
 @bp.get("/api/spark/rollup")

@@ -28,42 +28,39 @@ def _page_config(user):
     }
 
 
-@bp.route("/")
-def dashboard():
+def _page(template, admin_only=False):
+    """Render a signed-in page (the sign-in form for nobody; 403 for a non-admin
+    on an admin page)."""
     user = session_user()
     if user is None:
         return redirect(url_for("auth.login"))
-    return render_template("dashboard.html", user=user, page=_page_config(user))
-
-
-def _admin_page(template):
-    user = session_user()
-    if user is None:
-        return redirect(url_for("auth.login"))
-    if not user["admin"]:
+    if admin_only and not user["admin"]:
         abort(403)
     return render_template(template, user=user, page=_page_config(user))
+
+
+@bp.route("/")
+def dashboard():
+    """Every user: the feed, its filters and the detail of one notification."""
+    return _page("dashboard.html")
 
 
 @bp.route("/preferences")
 def preferences():
     """Every user: which topics also reach them by email, and when."""
-    user = session_user()
-    if user is None:
-        return redirect(url_for("auth.login"))
-    return render_template("preferences.html", user=user, page=_page_config(user))
+    return _page("preferences.html")
 
 
 @bp.route("/jobs")
 def jobs():
     """Admins: live progress of Spark jobs and the latest rollup."""
-    return _admin_page("jobs.html")
+    return _page("jobs.html", admin_only=True)
 
 
 @bp.route("/digests")
 def digests():
     """Admins: their email digest subscriptions."""
-    return _admin_page("digests.html")
+    return _page("digests.html", admin_only=True)
 
 
 @bp.route("/vendor/<name>")

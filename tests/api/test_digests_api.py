@@ -108,3 +108,81 @@ def test_one_admin_may_have_at_most_twenty_digests(client, admin, redis):
     refused = client.post("/api/digests", json=GOOD, headers=bearer(admin[0]))
     assert refused.status_code == 409 and "at most 20 per user" in refused.get_json()["error"]
     assert len(client.get("/api/digests", headers=bearer(admin[0])).get_json()["digests"]) == 20
+
+
+def test_preview_document_is_the_email_with_a_policy_of_its_own(client, redis, admin, user):
+    """GET /api/digests/<id>/preview.html: the HTML part as a document of its own,
+    its inline styles allowed, no script, framed by Herald's pages only."""
+    from app import accounts
+    accounts.create_user(redis, "eve", "eve-password", admin=True)
+    created = client.post("/api/digests", json=GOOD, headers=bearer(admin[0])).get_json()
+    url = f"/api/digests/{created['id']}/preview.html"
+    empty = client.get(url, headers=bearer(admin[0]))
+    assert empty.status_code == 200 and "Nothing has been collected" in empty.get_data(as_text=True)
+    from app.digests.collect import Collector
+    Bus(redis).publish("ops.db", "Replica <lagging>", severity="error")
+    collector = Collector(redis)
+    while collector.step(block_ms=10):
+        pass
+    reply = client.get(url, headers=bearer(admin[0]))
+    assert reply.status_code == 200 and reply.mimetype == "text/html"
+    page = reply.get_data(as_text=True)
+    assert page.startswith("<!doctype html>") and 'style="' in page
+    assert "Replica &lt;lagging&gt;" in page
+    policy = dict(d.split(" ", 1) if " " in d else (d, "") for d in
+                  reply.headers["Content-Security-Policy"].split("; "))
+    assert policy["default-src"] == "'none'" and policy["style-src"] == "'unsafe-inline'"
+    assert "script-src" not in policy and "sandbox" in policy
+    assert policy["frame-ancestors"] == "'self'"
+    assert reply.headers["X-Frame-Options"] == "SAMEORIGIN"
+    assert reply.headers["Cache-Control"] == "no-store"
+    assert client.get(url).status_code == 401
+    assert client.get(url, headers=bearer(user[0])).status_code == 403
+    assert client.get(url, headers=bearer("eve")).status_code == 404  # another admin's
+    unknown = client.get("/api/digests/nosuchdigest/preview.html", headers=bearer(admin[0]))
+    assert unknown.status_code == 404 and unknown.get_json()["error"] == "no such digest subscription"
+
+
+def test_preview_document_by_session(client, redis, admin):
+    """What the page's <iframe> does: the signed-in session's cookie, no token."""
+    created = client.post("/api/digests", json=GOOD, headers=bearer(admin[0])).get_json()
+    sign_in(client, *admin)
+    reply = client.get(f"/api/digests/{created['id']}/preview.html")
+    assert reply.status_code == 200 and reply.mimetype == "text/html"
+
+
+def test_pages_may_frame_herald_only():
+    from app.security import CONTENT_SECURITY_POLICY
+    directives = dict(d.split(" ", 1) for d in CONTENT_SECURITY_POLICY.split("; "))
+    assert directives["frame-src"] == "'self'" and directives["frame-ancestors"] == "'none'"
+
+
+@pytest.mark.parametrize("schedule,words", [
+    ("0 9 * * mon-fri", "At 09:00, Monday through Friday"),
+    ("daily@07:30", "Every day at 07:30"),
+    ("hourly", "Every hour, on the hour"),
+    ("*/15 * * * *", "Every 15 minutes"),
+])
+def test_describe_a_schedule(client, admin, schedule, words):
+    reply = client.get("/api/digests/describe", query_string={"schedule": schedule},
+                       headers=bearer(admin[0]))
+    assert reply.status_code == 200 and reply.get_json() == {"words": words}
+
+
+@pytest.mark.parametrize("schedule", ["", "weekly", "61 * * * *", "0 0 31 2 *", "* * * * * *",
+                                      "x" * 201])
+def test_describe_refuses_what_saving_would_refuse(client, admin, schedule):
+    reply = client.get("/api/digests/describe", query_string={"schedule": schedule},
+                       headers=bearer(admin[0]))
+    assert reply.status_code == 400 and reply.get_json()["error"].startswith("schedule: ")
+
+
+def test_describe_is_for_admins(client, user):
+    reply = client.get("/api/digests/describe?schedule=hourly", headers=bearer(user[0]))
+    assert reply.status_code == 403
+
+
+def test_digests_carry_their_schedule_in_words(client, admin):
+    created = client.post("/api/digests", json=dict(GOOD, schedule="0 9 * * mon-fri"),
+                          headers=bearer(admin[0])).get_json()
+    assert created["schedule_words"] == "At 09:00, Monday through Friday"

@@ -1,10 +1,15 @@
-"""The Jobs page in Chromium: a rollup launched from the button shows its progress live."""
+"""The Jobs page in Chromium: a rollup launched from the button shows its progress live;
+one run at a time; the rollup's chart and times (in the browser's zone, see local_zone)."""
+import json
 import subprocess
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import open_as_admin
+from app import spark_jobs
+from app.bus import Bus
+from tests.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin
+from tests.e2e.local_zone import assert_local_times, context, local  # noqa: F401  (context: the fixture)
 from tests.spark.archive import generate
 from tests.support import wait_until
 
@@ -12,6 +17,34 @@ RECORD = """() => {
   window.percents = [];
   herald.jobs.on('change:percent', function (job) { window.percents.push(job.get('percent')); });
 }"""
+
+
+# The button's disabled state each time it changes, in order, from now on.
+WATCH_BUTTON = """() => {
+  window.buttonStates = [];
+  var button = document.getElementById('run-rollup'), last = button.disabled;
+  new MutationObserver(function () {
+    if (button.disabled !== last) window.buttonStates.push(last = button.disabled);
+  }).observe(button, {attributes: true, attributeFilter: ['disabled']});
+}"""
+
+
+def launched(page, click):
+    """Press the button with ``click``; the correlation id the POST answered."""
+    with page.expect_response(lambda r: r.url.endswith("/api/spark/rollup")
+                              and r.request.method == "POST") as reply:
+        click()
+    assert reply.value.status == 202
+    return reply.value.json()["correlation_id"]
+
+
+def finish(redis, correlation_id, stage="failed"):
+    """What a run's last notification says, sent as its job would (private to root)."""
+    bus = Bus(redis)
+    bus.publish("spark.job.started", "started", correlation_id=correlation_id, user="root",
+                data={"job": "rollup"})
+    bus.publish(f"spark.job.{stage}", stage, correlation_id=correlation_id, user="root",
+                data={"job": "rollup", "duration_s": 1, "error_type": "Boom", "error_message": "x"})
 
 
 def job_processes(correlation_id):
@@ -29,9 +62,8 @@ def test_progress_bar_appears_fills_and_shows_the_result(admin_on_jobs, tmp_path
     generate(tmp_path / "archive", 150_000)  # the live server's VAR_DIR is tmp_path
     expect(page.locator("#rollup .rollup-state")).to_contain_text("No rollup yet")
     page.evaluate(RECORD)
-    page.click("#run-rollup")
-    expect(page.locator("#run-status")).to_contain_text("started spark-rollup-")
-    correlation_id = page.locator("#run-status").inner_text().split()[-1]
+    correlation_id = launched(page, lambda: page.click("#run-rollup"))
+    expect(page.locator("#run-status")).to_contain_text(f"Running {correlation_id}")
     card = page.locator(f'#jobs li[data-id="{correlation_id}"]')
     expect(card).to_have_attribute("data-status", "running", timeout=60_000)
     expect(card).to_have_attribute("data-status", "succeeded", timeout=180_000)
@@ -41,19 +73,28 @@ def test_progress_bar_appears_fills_and_shows_the_result(admin_on_jobs, tmp_path
     assert percents == sorted(percents) and percents[-1] == 100
     assert any(0 < p < 100 for p in percents), f"no progress seen between 0 and 100: {percents}"
     expect(page.locator("#rollup .rollup-state")).to_contain_text("150,000 notifications")
-    assert page.locator("#rollup svg rect").count() > 0
+    expect(page.locator("#rollup svg rect.bar")).to_have_count(5)  # 5 topics: no "other"
     expect(page.locator("#rollup tbody tr")).to_have_count(5)
+    expect(page.locator("#run-rollup")).to_be_enabled()
+    assert assert_local_times(page.locator("#rollup")) == 3 + 2 * 5  # made, first, last; 2 a topic
     wait_until(lambda: not job_processes(correlation_id), timeout=60, message="the job to exit")
 
 
-def test_a_failed_run_shows_its_error(admin_on_jobs):
+def test_a_failed_run_shows_its_error_and_a_double_click_starts_one_run(admin_on_jobs):
     page = admin_on_jobs  # no archive at all
-    page.click("#run-rollup")
-    expect(page.locator("#run-status")).to_contain_text("started spark-rollup-")
-    correlation_id = page.locator("#run-status").inner_text().split()[-1]
+    expect(page.locator("#run")).not_to_have_attribute("aria-busy", "true")
+    page.evaluate(WATCH_BUTTON)
+    posts = []
+    page.on("request", lambda r: posts.append(r.method) if r.url.endswith("/api/spark/rollup") else None)
+    correlation_id = launched(page, lambda: page.dblclick("#run-rollup"))
     card = page.locator(f'#jobs li[data-id="{correlation_id}"]')
     expect(card).to_have_attribute("data-status", "failed", timeout=180_000)
     expect(card.locator(".outcome")).to_contain_text("ArchiveError: archive not found")
+    expect(page.locator("#run-rollup")).to_be_enabled()
+    expect(page.locator("#run-status")).to_contain_text(f"Run {correlation_id} failed.")
+    assert posts == ["POST"]  # two clicks, one request, one run
+    assert page.evaluate("window.buttonStates") == [True, False]  # disabled at once, until the end
+    assert page.locator("#jobs li.job").count() == 1
     wait_until(lambda: not job_processes(correlation_id), timeout=60, message="the job to exit")
 
 
@@ -74,3 +115,73 @@ def test_any_correlation_id_a_publisher_chooses_shows_as_a_job(admin_on_jobs, re
     assert shown == sorted(strange)
     for i in range(len(strange)):
         assert cards.nth(i).get_attribute("data-status") == "succeeded"
+
+
+def test_the_button_waits_for_a_run_already_running(live_server, redis, page):
+    """A run found running on load (its lock held here: no Spark) disables the button,
+    names the run beside it, and its last notification enables it again."""
+    redis.set(spark_jobs.LOCK, "spark-rollup-held", ex=300)
+    open_as_admin(page, live_server, redis, "Jobs")
+    expect(page.locator("#run-rollup")).to_be_disabled()
+    expect(page.locator("#run-status")).to_contain_text("Running spark-rollup-held")
+    expect(page.locator("#run")).to_have_attribute("data-running", "spark-rollup-held")
+    finish(redis, "spark-rollup-held", "succeeded")
+    expect(page.locator("#run-rollup")).to_be_enabled()
+    expect(page.locator("#run-status")).to_contain_text("Run spark-rollup-held succeeded.")
+    expect(page.locator("#run")).not_to_have_attribute("data-running", "spark-rollup-held")
+
+
+def test_a_refused_run_shows_why_and_waits_for_the_running_one(admin_on_jobs, redis):
+    page = admin_on_jobs
+    expect(page.locator("#run")).not_to_have_attribute("aria-busy", "true")  # load's checks done
+    expect(page.locator("#run-rollup")).to_be_enabled()
+    redis.set(spark_jobs.LOCK, "spark-rollup-other", ex=300)  # started elsewhere meanwhile
+    with page.expect_response(lambda r: r.url.endswith("/api/spark/rollup")
+                              and r.request.method == "POST") as reply:
+        page.click("#run-rollup")
+    assert reply.value.status == 409
+    expect(page.locator("#run-status .run-note")).to_have_text(
+        "a rollup is running already (spark-rollup-other); wait for it to end")
+    expect(page.locator("#run-status .run-state")).to_have_text("Running spark-rollup-other")
+    expect(page.locator("#run-rollup")).to_be_disabled()
+    finish(redis, "spark-rollup-other")
+    expect(page.locator("#run-rollup")).to_be_enabled()
+
+
+SUMMARY = {
+    "generated_at": "2026-11-20T09:15:00Z", "rows_read": 121_943, "days": [], "volume": [],
+    "topics": [{"topic": topic, "total": total, "first_seen": "2026-11-18T00:00:01.000Z",
+                "last_seen": "2026-11-20T20:59:59.000Z"}
+               for topic, total in [("ops.deploy", 31_234), ("ops.db.slow", 30_112),
+                                    ("spark.job.done", 29_877), ("billing.invoice", 12_000),
+                                    ("demo.signup", 9_000), ("ops.disk", 4_000), ("ops.cpu", 2_500),
+                                    ("ops.net", 1_800), ("x.a", 900), ("x.b", 400), ("x.c", 120)]],
+}
+
+
+def test_the_rollup_at_a_glance_in_local_time(live_server, redis, page, tmp_path):
+    """Eight busiest topics and one "other" bar, axes named, values written; every
+    time in the browser's zone; one h1; usable at 360 px wide, by WCAG 2.1 AA."""
+    (tmp_path / "rollup").mkdir()  # the live server's VAR_DIR is tmp_path
+    (tmp_path / "rollup" / "summary.json").write_text(json.dumps(SUMMARY))
+    page.set_viewport_size({"width": 360, "height": 740})
+    open_as_admin(page, live_server, redis, "Jobs")
+    rollup = page.locator("#rollup")
+    expect(rollup.locator(".rollup-state")).to_contain_text("from 121,943 notifications")
+    bars = rollup.locator("svg rect.bar")
+    expect(bars).to_have_count(9)
+    assert bars.nth(0).get_attribute("data-topic") == "ops.deploy"
+    assert bars.nth(8).get_attribute("data-topic") == "other (3 topics)"
+    assert rollup.locator("svg text.axis-title").all_text_contents() == ["Topic", "Notifications"]
+    values = rollup.locator("svg text.value").all_text_contents()
+    assert values[0] == "31,234" and values[-1] == "1,420"  # the busiest; the other three together
+    made = rollup.locator(".rollup-state time").first
+    assert made.get_attribute("datetime") == "2026-11-20T09:15:00.000Z"
+    assert local("2026-11-20T09:15:00Z") == "Nov 20, 2026, 3:00 PM"  # UTC+05:45
+    assert made.inner_text().replace("\u202f", " ") == "Nov 20, 2026, 3:00 PM"
+    assert assert_local_times(rollup) == 3 + 2 * 11
+    assert "2026-11-20T09:15" not in rollup.inner_text()  # never the raw UTC string
+    assert page.locator("h1").all_inner_texts() == ["Jobs"]
+    assert page.locator("h2").all_inner_texts() == ["Spark jobs", "Latest rollup"]
+    assert no_horizontal_scroll(page)
+    assert accessibility_violations(page) == []

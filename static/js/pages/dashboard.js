@@ -11,6 +11,11 @@
 
   var KEYS = ['view', 'q', 'severity', 'topic', 'unread'];
   var HEADINGS = {feed: 'Inbox', archived: 'Archived', snoozed: 'Snoozed'};
+  var EMPTY = {
+    feed: 'Nothing here yet. Subscribe to a topic prefix to see its notifications arrive.',
+    archived: 'Nothing archived. What you archive leaves the inbox and is kept here.',
+    snoozed: 'Nothing snoozed. A snoozed notification comes back, unread, at the time you chose.'
+  };
 
   function urlState() {
     var params = new URLSearchParams(window.location.search), raw = {};
@@ -56,9 +61,8 @@
     var more = $('#load-more');
     function showView(filter) {
       $('#feed-heading').text(HEADINGS[filter.view] + (filter.q ? ': “' + filter.q + '”' : ''));
-      $('#feed-empty').text(filter.view === 'feed' && !filter.q && !filter.severity && !filter.topic && !filter.unread ?
-        'Nothing here yet. Subscribe to a topic prefix to see its notifications arrive.' :
-        'No notifications match.');
+      var filtered = filter.q || filter.severity || filter.topic || filter.unread;
+      $('#feed-empty').text(filtered ? 'No notifications match these filters.' : EMPTY[filter.view]);
     }
     notifications.on('loaded', function () { more.prop('hidden', !notifications.nextBefore); });
     notifications.on('load:error', function (error) {

@@ -16,7 +16,7 @@
       connection: new herald.ConnectionView({el: '#connection'}),
       jobs: new herald.JobsView({el: '#jobs', collection: jobs, empty: $('#jobs-empty')}),
       rollup: new herald.RollupView({el: '#rollup', jobs: jobs}),
-      run: new herald.RunRollupView({el: '#run', csrfToken: config.csrfToken})
+      run: new herald.RunRollupView({el: '#run', jobs: jobs, csrfToken: config.csrfToken})
     };
 
     herald.dispatcher.on('connected', function () {

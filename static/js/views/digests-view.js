@@ -1,74 +1,32 @@
 /*
- * The Digests page: a row per subscription (pause, edit, delete, preview)
- * and the form that makes or edits one. Server errors name the field and
- * are shown as they come.
+ * The Digests page: the table of subscriptions (views/digest-row-view.js),
+ * the form that makes or edits one, with its schedule described in words as
+ * it is typed (`GET /api/digests/describe`), and the email preview.
+ *
+ * Server errors name the field and are shown as they come. A digest deleted
+ * meanwhile (in another tab) answers 404 to whatever is tried on it: the
+ * page says so, takes it out of the list and leaves the form, no error.
  */
 (function (herald) {
   'use strict';
 
-  function errorOf(xhr) {
-    return (xhr && xhr.responseJSON && xhr.responseJSON.error) || 'failed: HTTP ' + (xhr && xhr.status);
-  }
-
-  herald.DigestRowView = Backbone.View.extend({
-    tagName: 'tr',
-    template: function (d) {
-      var e = _.escape;
-      return '<td>' + e(d.email) + '</td><td><code>' + e(d.topics.join(', ')) + '</code></td>' +
-        '<td>' + e(d.min_severity) + '</td><td>' + e(d.schedule) + ' <small>' + e(d.timezone) + '</small>' +
-        (d.critical_now ? '<br><small>critical ones at once</small>' : '') + '</td>' +
-        '<td class="state">' + (d.enabled ? 'enabled' : 'paused') + '</td>' +
-        '<td class="actions"><button type="button" class="toggle">' + (d.enabled ? 'Pause' : 'Resume') +
-        '</button><button type="button" class="edit">Edit</button>' +
-        '<button type="button" class="preview">Preview</button>' +
-        '<button type="button" class="delete">Delete</button></td>';
-    },
-
-    events: {
-      'click .toggle': 'toggle',
-      'click .edit': 'edit',
-      'click .preview': 'preview',
-      'click .delete': 'destroy'
-    },
-
-    initialize: function (options) {
-      this.page = options.page;
-      this.listenTo(this.model, 'change', this.render);
-      this.listenTo(this.model, 'destroy remove', this.remove);
-    },
-
-    render: function () {
-      this.$el.attr('data-id', this.model.id).html(this.template(this.model.toJSON()));
-      return this;
-    },
-
-    toggle: function () {
-      var page = this.page;
-      this.model.save({enabled: !this.model.get('enabled')}, {patch: true, wait: true})
-        .fail(function (xhr) { page.say(errorOf(xhr), true); });
-    },
-
-    edit: function () { this.page.edit(this.model); },
-
-    preview: function () { this.page.preview(this.model); },
-
-    destroy: function () {
-      var page = this.page;
-      this.model.destroy({wait: true}).fail(function (xhr) { page.say(errorOf(xhr), true); });
-    }
-  });
+  var BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
   herald.DigestsPageView = Backbone.View.extend({
     events: {
       'submit #digest-form': 'save',
       'click .cancel-edit': 'reset',
-      'click .close-preview': 'closePreview'
+      'input #digest-form [name=schedule]': 'typed'
     },
 
     initialize: function () {
       this.editing = null;
+      this.asked = 0;  // the latest describe request; older answers are dropped
+      this.describeSoon = _.debounce(_.bind(this.describe, this), 250);
+      this.previewView = new herald.DigestPreviewView({el: this.$('#preview'), page: this});
       this.listenTo(this.collection, 'add', this.addRow);
       this.listenTo(this.collection, 'update reset', this.showEmpty);
+      this.reset();
     },
 
     addRow: function (digest) {
@@ -78,11 +36,18 @@
     },
 
     showEmpty: function () {
-      this.$('#digests-empty').toggle(this.collection.isEmpty());
+      var empty = this.collection.isEmpty();
+      this.$('#digests-empty').toggle(empty);
+      this.$('.digests-table').toggle(!empty);
     },
 
+    // A message under the form / above the table.
     say: function (text, isError) {
       this.$('#digest-form .status').text(text).toggleClass('error', Boolean(isError));
+    },
+
+    notice: function (text, isError) {
+      this.$('#digests-notice').text(text).toggleClass('error', Boolean(isError));
     },
 
     formData: function () {
@@ -106,10 +71,13 @@
       digest.save(data, {patch: !creating, wait: true})
         .done(function () {
           if (creating) view.collection.add(digest);
-          view.say(creating ? 'created' : 'saved');
           view.reset();
+          view.say(creating ? 'created' : 'saved');
         })
-        .fail(function (xhr) { view.say(errorOf(xhr), true); });
+        .fail(function (xhr) {
+          if (!creating && xhr.status === 404) view.gone(digest);
+          else view.say(herald.digestError(xhr), true);
+        });
     },
 
     edit: function (digest) {
@@ -122,36 +90,65 @@
       form.find('[name=timezone]').val(digest.get('timezone'));
       form.find('[name=critical_now]').prop('checked', digest.get('critical_now'));
       form.find('[name=enabled]').prop('checked', digest.get('enabled'));
-      this.$('.form-title').text('Edit digest');
+      this.$('.form-title').text('Edit the digest for ' + digest.get('email'));
       this.$('.cancel-edit').prop('hidden', false);
+      this.say('');
+      this.describe();
+      form.find('[name=email]').trigger('focus');
     },
 
+    // Back to a new digest: the defaults, in the reader's own time zone.
     reset: function () {
       this.editing = null;
       this.$('#digest-form')[0].reset();
+      this.$('#digest-form [name=timezone]').val(BROWSER_ZONE);
       this.$('.form-title').text('New digest');
       this.$('.cancel-edit').prop('hidden', true);
+      this.say('');
+      this.describe();
     },
 
-    preview: function (digest) {
-      var panel = this.$('#preview');
-      $.getJSON('/api/digests/' + digest.id + '/preview').done(function (reply) {
-        panel.prop('hidden', false);
-        if (!reply.total) {
-          panel.find('.preview-subject').text('Nothing collected yet; next due ' +
-            new Date(reply.window * 1000).toISOString().slice(0, 16).replace('T', ' ') + ' UTC.');
-          panel.find('.preview-text').text('');
-          panel.find('.preview-html').attr('srcdoc', '');
-          return;
-        }
-        panel.find('.preview-subject').text(reply.subject);
-        panel.find('.preview-text').text(reply.text);
-        panel.find('.preview-html').attr('srcdoc', reply.html);
-      });
+    typed: function () { this.describeSoon(); },
+
+    // The schedule being typed, in words (or why it cannot be used).
+    describe: function () {
+      var view = this, asked = ++this.asked;
+      var words = this.$('#schedule-words');
+      var schedule = $.trim(this.$('#digest-form [name=schedule]').val());
+      if (!schedule) {
+        words.text('').removeClass('error');
+        return;
+      }
+      $.getJSON('/api/digests/describe', {schedule: schedule})
+        .done(function (reply) {
+          if (asked === view.asked) words.text(reply.words).removeClass('error');
+        })
+        .fail(function (xhr) {
+          if (asked === view.asked) words.text(herald.digestError(xhr)).addClass('error');
+        });
     },
 
-    closePreview: function () {
-      this.$('#preview').prop('hidden', true);
+    preview: function (digest, opener) {
+      this.previewView.show(digest, opener);
+    },
+
+    // `digest` was deleted elsewhere: say so, and take it off the page.
+    gone: function (digest) {
+      var text = 'This digest (' + digest.get('email') + ') was deleted, perhaps in another ' +
+        'tab; it is no longer in the list.';
+      if (this.editing === digest) {
+        this.reset();
+        this.say(text, true);
+      }
+      this.previewView.forget(digest);
+      this.collection.remove(digest);
+      this.notice(text, true);
+    },
+
+    deleted: function (email) {
+      this.notice('Deleted the digest for ' + email + '.');
+      if (this.editing && !this.collection.get(this.editing.id)) this.reset();
+      this.$('#digests-heading').trigger('focus');
     }
   });
 })(window.herald = window.herald || {});

@@ -53,7 +53,7 @@
 
   herald.FeedView = Backbone.View.extend({
     item: function (n, group, view) {
-      var count = group.length;
+      var count = group.length, until = view === 'snoozed' && this.collection.snoozed[n.id];
       var actions = '<button type="button" class="toggle-read">' +
           (n.read ? 'Mark unread' : 'Mark read') + '</button>';
       if (view === 'archived') {
@@ -75,6 +75,7 @@
               e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(n.severity) + '</span>' +
             '<span class="topic">' + e(n.topic) + '</span>' +
             '<time datetime="' + e(n.ts) + '"></time>' +
+            (until ? '<span class="until">back ' + e(herald.exactTime(new Date(until))) + '</span>' : '') +
           '</div>' +
           (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') +
         '</div>' +

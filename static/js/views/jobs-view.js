@@ -1,6 +1,7 @@
 /*
  * The list of Spark job runs: one card each, with a progress bar that fills
- * as `spark.job.progress` arrives, and the result or error at the end.
+ * as `spark.job.progress` arrives, and the result or error at the end; its
+ * start in the reader's time zone.
  */
 (function (herald) {
   'use strict';
@@ -14,8 +15,11 @@
       var e = _.escape;
       var html = '<div class="job-head"><strong class="job-name">' + e(job.name) + '</strong>' +
         '<span class="job-status">' + e(job.status) + '</span>' +
+        (job.startedAt ?
+          '<span class="job-started">started ' + herald.timeHtml(job.startedAt) + '</span>' : '') +
         '<code class="job-id">' + e(job.correlationId) + '</code></div>' +
-        '<div class="progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" ' +
+        '<div class="progress" role="progressbar" aria-label="Progress" ' +
+        'aria-valuemin="0" aria-valuemax="100" ' +
         'aria-valuenow="' + e(job.percent) + '"><div class="bar"></div></div>' +
         '<div class="progress-text">' + e(job.percent) + '%' +
         (job.tasksTotal ? ' · ' + e(job.tasksCompleted) + ' / ' + e(job.tasksTotal) + ' tasks' : '') +
@@ -41,7 +45,7 @@
     },
 
     render: function () {
-      var data = _.defaults(this.model.toJSON(), {tasksTotal: 0, tasksCompleted: 0,
+      var data = _.defaults(this.model.toJSON(), {startedAt: '', tasksTotal: 0, tasksCompleted: 0,
         rowsWritten: null, outputPath: '', duration: 0, errorType: '', errorMessage: ''});
       this.$el.attr({'data-id': this.model.get('correlationId'), 'data-status': data.status})
         .html(this.template(data));

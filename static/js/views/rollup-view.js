@@ -1,34 +1,34 @@
 /*
- * The latest rollup: a stacked bar chart of notification volume per topic
- * per day (plain SVG), and a table of topics. Reloads when a rollup run
- * succeeds.
+ * The latest rollup: when and from how much it was made, a bar chart of the
+ * busiest topics (views/rollup-chart.js) and a table of every topic, all
+ * times in the reader's time zone. Reloads when a rollup run succeeds; the
+ * chart is redrawn at the new width when the window is resized.
  */
 (function (herald) {
   'use strict';
 
-  var SVG = 'http://www.w3.org/2000/svg';
-  var COLOURS = ['#3451d1', '#1f9d55', '#d98c00', '#d64545', '#8e1b6d', '#0f8b8d',
-                 '#7a5c00', '#5b6ee1', '#b8336a', '#2d7d46', '#6b7385', '#c2410c'];
-
-  function svg(name, attributes) {
-    var node = document.createElementNS(SVG, name);
-    _.each(attributes, function (value, key) { node.setAttribute(key, value); });
-    return node;
-  }
-
   herald.RollupView = Backbone.View.extend({
     rowTemplate: function (row) {
       var e = _.escape;
-      return '<tr><td><code>' + e(row.topic) + '</code></td>' +
-        '<td class="num">' + e(row.total.toLocaleString()) + '</td>' +
-        '<td>' + e(row.first_seen) + '</td><td>' + e(row.last_seen) + '</td></tr>';
+      return '<tr><td data-label="Topic"><code>' + e(row.topic) + '</code></td>' +
+        '<td class="num" data-label="Notifications">' + e(row.total.toLocaleString()) + '</td>' +
+        '<td data-label="First seen">' + herald.timeHtml(row.first_seen) + '</td>' +
+        '<td data-label="Last seen">' + herald.timeHtml(row.last_seen) + '</td></tr>';
     },
 
     initialize: function (options) {
+      this.summary = null;
       this.listenTo(options.jobs, 'change:status', function (job) {
         if (job.get('status') === 'succeeded' && job.get('name') === 'rollup') this.load();
       });
+      this.redraw = _.debounce(_.bind(this.renderChart, this), 150);
+      $(window).on('resize', this.redraw);
       this.load();
+    },
+
+    remove: function () {
+      $(window).off('resize', this.redraw);
+      return Backbone.View.prototype.remove.call(this);
     },
 
     load: function () {
@@ -40,57 +40,29 @@
     },
 
     render: function (summary) {
-      this.$('.rollup-state').text('Generated ' + summary.generated_at + ' from ' +
-        summary.rows_read.toLocaleString() + ' notifications.');
-      this.renderChart(summary);
-      this.$('tbody').html(_.map(summary.topics, function (row) {
-        return this.rowTemplate(row);
-      }, this).join(''));
+      var topics = summary.topics || [];
+      var firsts = _.compact(_.pluck(topics, 'first_seen')).sort();
+      var lasts = _.compact(_.pluck(topics, 'last_seen')).sort();
+      this.summary = summary;
+      this.drawnWidth = null;  // a new summary is always drawn
+      this.$('.rollup-state').removeClass('empty').html(
+        'Made ' + herald.timeHtml(summary.generated_at) + ' from ' +
+        _.escape(Number(summary.rows_read || 0).toLocaleString()) + ' notifications' +
+        (firsts.length ? ', sent between ' + herald.timeHtml(firsts[0]) + ' and ' +
+          herald.timeHtml(lasts[lasts.length - 1]) : '') + '.');
+      this.$('.rollup-figure, .topics-block').prop('hidden', !topics.length);
+      this.renderChart();
+      this.$('tbody').html(_.map(topics, this.rowTemplate, this).join(''));
       return this;
     },
 
-    renderChart: function (summary) {
-      var topics = _.uniq(_.pluck(summary.volume, 'topic'));
-      var colour = _.object(topics, _.map(topics, function (t, i) { return COLOURS[i % COLOURS.length]; }));
-      var days = summary.days;
-      var byDay = _.groupBy(summary.volume, 'day');
-      var max = _.max(_.map(days, function (day) {
-        return _.reduce(byDay[day] || [], function (sum, row) { return sum + row.count; }, 0);
-      })) || 1;
-      var width = 640, height = 220, left = 40, bottom = 24;
-      var chart = svg('svg', {viewBox: '0 0 ' + width + ' ' + height, class: 'chart',
-                              role: 'img', 'aria-label': 'Notifications per topic per day'});
-      var step = (width - left) / Math.max(days.length, 1);
-      var scale = (height - bottom - 10) / max;
-      chart.appendChild(svg('line', {x1: left, y1: height - bottom, x2: width, y2: height - bottom,
-                                     class: 'axis'}));
-      var label = svg('text', {x: left - 6, y: 14, 'text-anchor': 'end', class: 'tick'});
-      label.textContent = max.toLocaleString();
-      chart.appendChild(label);
-      _.each(days, function (day, i) {
-        var y = height - bottom;
-        _.each(byDay[day] || [], function (row) {
-          var h = row.count * scale;
-          y -= h;
-          var bar = svg('rect', {x: left + i * step + step * 0.15, y: y, width: step * 0.7,
-                                 height: Math.max(h, 0.5), fill: colour[row.topic],
-                                 'data-topic': row.topic, 'data-day': day});
-          var tip = svg('title', {});
-          tip.textContent = row.topic + ' on ' + day + ': ' + row.count.toLocaleString();
-          bar.appendChild(tip);
-          chart.appendChild(bar);
-        });
-        var text = svg('text', {x: left + i * step + step / 2, y: height - 6,
-                                'text-anchor': 'middle', class: 'tick'});
-        text.textContent = day.slice(5);
-        chart.appendChild(text);
-      });
-      this.$('.chart-holder').empty().append(chart);
-      // Colours through the CSSOM: a style attribute would be inline style, which the CSP refuses.
-      this.$('.legend').empty().append(_.map(topics, function (topic) {
-        var swatch = $('<i>').css('background', colour[topic]);
-        return $('<span>').append(swatch, document.createTextNode(topic));
-      }));
+    // At the holder's current width; nothing to draw before a summary or while hidden.
+    renderChart: function () {
+      var holder = this.$('.chart-holder');
+      var width = Math.floor(holder.width());
+      if (!this.summary || !width || width === this.drawnWidth && holder.children().length) return;
+      this.drawnWidth = width;
+      holder.empty().append(herald.rollupChart(this.summary.topics || [], width));
     }
   });
 })(window.herald = window.herald || {});

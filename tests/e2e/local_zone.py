@@ -1,0 +1,42 @@
+"""A browser context in a time zone far from UTC, for pages that must show local times.
+
+Import ``context`` into a test module to replace tests/e2e/conftest.py's for
+that module: the same Content-Security-Policy check, in Asia/Kathmandu
+(UTC+05:45, no daylight saving) and en-US, so that a time shown in UTC, or
+in the server's zone, shows up as wrong.
+"""
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tests.e2e.conftest import CSP_REPORTER
+
+ZONE = "Asia/Kathmandu"
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context(timezone_id=ZONE, locale="en-US")
+    violations = []
+    context.expose_binding("reportCspViolation", lambda _source, text: violations.append(text))
+    context.add_init_script(CSP_REPORTER)
+    yield context
+    context.close()
+    assert violations == [], f"Content-Security-Policy violations: {violations}"
+
+
+def local(iso):
+    """``iso`` as the pages show it in ZONE (Intl, en-US, medium date, short time)."""
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(ZoneInfo(ZONE))
+    return f"{moment:%b} {moment.day}, {moment.year}, {moment.hour % 12 or 12}:{moment:%M %p}"
+
+
+def assert_local_times(locator):
+    """Every <time> under ``locator`` shows its datetime in ZONE; returns how many."""
+    times = locator.locator("time")
+    for i in range(times.count()):
+        element = times.nth(i)
+        shown = element.inner_text().replace("\u202f", " ").replace("\u00a0", " ")  # ICU's spaces
+        assert shown == local(element.get_attribute("datetime"))
+    return times.count()
