@@ -29,40 +29,54 @@ LIVE = "herald:live"
 CONTROL = "herald:control"
 DEFAULT_HISTORY_MAX = 100_000
 
-# KEYS: stream, live channel[, idempotency key]. ARGV: maxlen, key ttl,
+# The stream's epoch: the id of the first entry of the stream's life, set by the
+# publish that creates the stream (after it was deleted, replaced, or lost with
+# Redis's data). A client's last_id from before it comes from another stream:
+# not recoverable by replay (history.missed_history).
+EPOCH = "herald:epoch"
+_NEW_EPOCH_LUA = """
+local function add(stream, epoch, ...)
+  local fresh = redis.call('EXISTS', stream) == 0
+  local id = redis.call('XADD', stream, ...)
+  if fresh then redis.call('SET', epoch, id) end
+  return id
+end
+"""
+
+# KEYS: stream, live channel, epoch[, idempotency key]. ARGV: maxlen, key ttl,
 # "fingerprint", then one (envelope JSON without id, topic, user, ts) quadruple
 # per notification. Writes them all, in order, and answers {1, "id ts id ts
 # ..."}. With an idempotency key already seen it writes nothing and answers
 # {0, what the first publish stored: "fingerprint id ts id ts ..."}; a new key
 # remembers this publish, in the same atomic step.
-_PUBLISH_LUA = """
-if KEYS[3] then
-  local seen = redis.call('GET', KEYS[3])
+_PUBLISH_LUA = _NEW_EPOCH_LUA + """
+if KEYS[4] then
+  local seen = redis.call('GET', KEYS[4])
   if seen then return {0, seen} end
 end
 local written = {}
 for i = 4, #ARGV, 4 do
-  local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
-                        'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
+  local id = add(KEYS[1], KEYS[3], 'MAXLEN', '~', ARGV[1], '*',
+                 'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
   redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   written[#written + 1] = id .. ' ' .. ARGV[i + 3]
 end
 local answer = table.concat(written, ' ')
-if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
+if KEYS[4] then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
 return {1, answer}
 """
 IDEMPOTENCY_TTL = 24 * 3600
 
 
-# KEYS: stream, live channel, batch key. ARGV: maxlen, batch-key ttl, then one
-# triple (envelope JSON without id, topic, user) per notification. The ids are
-# kept under the batch key, in the same atomic step, so that a caller who lost
-# the reply can learn whether the batch was written, and its ids.
-_PUBLISH_BATCH_LUA = """
+# KEYS: stream, live channel, batch key, epoch. ARGV: maxlen, batch-key ttl, then
+# one triple (envelope JSON without id, topic, user) per notification. The ids
+# are kept under the batch key, in the same atomic step, so that a caller who
+# lost the reply can learn whether the batch was written, and its ids.
+_PUBLISH_BATCH_LUA = _NEW_EPOCH_LUA + """
 local ids = {}
 for i = 3, #ARGV, 3 do
-  local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
-                        'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
+  local id = add(KEYS[1], KEYS[4], 'MAXLEN', '~', ARGV[1], '*',
+                 'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
   redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   ids[#ids + 1] = id
 end
@@ -160,7 +174,7 @@ class Bus:
     def _publish(self, clean, idempotency_key):
         """Publish validated envelopes in one script; returns (``[{"id", "ts"}]``, replayed)."""
         prepared = [_prepare_clean(item) for item in clean]
-        keys = [STREAM, LIVE]
+        keys = [STREAM, LIVE, EPOCH]
         digest = fingerprint(clean[0] if len(clean) == 1 else clean)
         args = [self.history_max, IDEMPOTENCY_TTL, digest]
         if idempotency_key is not None:
@@ -193,7 +207,7 @@ class Bus:
         args = [self.history_max, BATCH_KEY_TTL]
         for item in prepared:
             args += [item.raw, item.topic, item.user]
-        ids = self._batch_script(keys=[STREAM, LIVE, batch_key], args=args)
+        ids = self._batch_script(keys=[STREAM, LIVE, batch_key, EPOCH], args=args)
         return [_text(i) for i in ids]
 
     def batch_outcome(self, batch_key):

@@ -7,7 +7,9 @@ Every process (web and workers) calls :func:`configure`. A line has ``ts``,
 A web request takes its id from the ``X-Correlation-ID`` header (or gets a
 new one) and answers with it; a published notification's own
 ``correlation_id`` (a Spark run's, say) is what its log lines carry.
-``LOG_FORMAT=text`` gives the plain one-line format instead, for reading by eye.
+The format: ``LOG_FORMAT=json`` or ``LOG_FORMAT=text`` (a plain line for reading
+by eye); unset, text when stderr is a terminal (``make run`` in a shell) and
+JSON otherwise (a file, a pipe, a service manager's journal).
 """
 import contextvars
 import logging
@@ -57,10 +59,29 @@ class StderrHandler(logging.StreamHandler):
         pass
 
 
-def configure(level=logging.INFO):
-    """Log to stderr in the format LOG_FORMAT says (``json``, the default, or ``text``)."""
-    handler = StderrHandler()
-    if os.environ.get("LOG_FORMAT", "json") == "text":
+FORMATS = ("json", "text")
+
+
+def choose_format(stream=None):
+    """``LOG_FORMAT`` when set (``json`` or ``text``); unset, ``text`` when ``stream``
+    (default: stderr) is a terminal, ``json`` when it is not."""
+    chosen = os.environ.get("LOG_FORMAT", "")
+    if chosen:
+        if chosen not in FORMATS:
+            raise SystemExit(f"herald: LOG_FORMAT must be json or text, not {chosen!r}")
+        return chosen
+    stream = sys.stderr if stream is None else stream
+    try:
+        return "text" if stream.isatty() else "json"
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return "json"
+
+
+def configure(level=logging.INFO, stream=None):
+    """Log to ``stream`` (default: whatever ``sys.stderr`` is at the time) in the
+    format :func:`choose_format` picks for it."""
+    handler = StderrHandler() if stream is None else logging.StreamHandler(stream)
+    if choose_format(stream) == "text":
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
     else:
         handler.setFormatter(JsonFormatter())

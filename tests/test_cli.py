@@ -129,3 +129,80 @@ def test_real_flask_command_line(redis_server, redis, tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert redis.xrange(STREAM)[0][0].decode() == done.stdout.strip()
+
+
+def stored(redis):
+    return [(entry_id.decode(), orjson.loads(fields[b"envelope"]))
+            for entry_id, fields in redis.xrange(STREAM)]
+
+
+def test_notify_with_a_url(runner, redis):
+    for url in ("https://ci.example.com/runs/42?tab=log", "/jobs"):
+        result = runner.invoke(args=["notify", "ci.run", "Run 42", "--url", url])
+        assert result.exit_code == 0, result.output
+    assert [envelope["url"] for _, envelope in stored(redis)] == [
+        "https://ci.example.com/runs/42?tab=log", "/jobs"]
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "JavaScript:alert(1)",
+                                 "data:text/html,x", "//evil.example.com/x", "ftp://x.example",
+                                 "https://", "relative/path", ""])
+def test_notify_refuses_other_urls(runner, redis, url):
+    result = runner.invoke(args=["notify", "ci.run", "Run 42", "--url", url])
+    assert result.exit_code == 1 and "url: must be an absolute http(s):// URL" in result.output
+    assert "Traceback" not in result.output and redis.xlen(STREAM) == 0
+
+
+def test_notify_stdin_publishes_every_line_in_order(runner, redis):
+    lines = [{"topic": "batch.item", "title": f"item {i}", "severity": "success"}
+             for i in range(250)]
+    lines[3]["url"] = "/jobs"
+    lines[4]["user"] = "ann"
+    text = "\n".join(orjson.dumps(line).decode() for line in lines[:10]) + "\n\n  \n" + \
+        "\n".join(orjson.dumps(line).decode() for line in lines[10:]) + "\n"
+    result = runner.invoke(args=["notify", "--stdin"], input=text)
+    assert result.exit_code == 0, result.output
+    kept = stored(redis)
+    assert [envelope["title"] for _, envelope in kept] == [f"item {i}" for i in range(250)]
+    assert result.output.split() == [entry_id for entry_id, _ in kept]  # the ids, in order
+    assert kept[3][1]["url"] == "/jobs" and kept[4][1]["user"] == "ann"
+
+
+@pytest.mark.parametrize("bad_line, message", [
+    ('{"topic": "Bad Topic", "title": "x"}', "line 3: topic: "),
+    ('{"topic": "ok", "title": "x", "url": "javascript:alert(1)"}', "line 3: url: "),
+    ('{"topic": "ok"}', "line 3: title: is required"),
+    ('{"topic": "ok", "title": "x", "colour": "red"}', "line 3: colour: is not a known field"),
+    ('{"topic": "ok", "title": "x", "id": "1-0"}', "line 3: id: is set by Herald"),
+    ('["topic"]', "line 3: envelope: must be a JSON object"),
+    ('{"topic": "ok", "title": ', "line 3: is not valid JSON"),
+])
+def test_notify_stdin_with_one_bad_line_publishes_nothing(runner, redis, bad_line, message):
+    good = '{"topic": "batch.item", "title": "fine"}'
+    result = runner.invoke(args=["notify", "--stdin"], input=f"{good}\n{good}\n{bad_line}\n{good}\n")
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output
+    assert redis.xlen(STREAM) == 0
+
+
+def test_notify_stdin_and_arguments_do_not_mix(runner, redis):
+    result = runner.invoke(args=["notify", "ops", "x", "--stdin"], input="{}\n")
+    assert result.exit_code == 1 and "not both" in result.output
+    result = runner.invoke(args=["notify"])
+    assert result.exit_code == 1 and "TOPIC and TITLE are required" in result.output
+    empty = runner.invoke(args=["notify", "--stdin"], input="")
+    assert empty.exit_code == 0 and empty.output == ""
+    assert redis.xlen(STREAM) == 0
+
+
+def test_real_notify_stdin(redis_server, redis, tmp_path):
+    """``flask --app wsgi notify --stdin`` in a process of its own, fed by a pipe."""
+    env = dict(os.environ, REDIS_URL=redis_server.url, VAR_DIR=str(tmp_path))
+    lines = "".join(orjson.dumps({"topic": "cli.batch", "title": f"t{i}"}).decode() + "\n"
+                    for i in range(3))
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "notify", "--stdin"],
+                          cwd=ROOT, env=env, input=lines, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [entry_id for entry_id, _ in stored(redis)]
+    assert [envelope["title"] for _, envelope in stored(redis)] == ["t0", "t1", "t2"]

@@ -83,8 +83,9 @@ AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.m
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
-def accessibility_violations(page):
-    """What axe-core (from node_modules) finds against WCAG 2.1 A and AA on ``page``.
+def accessibility_violations(page, impacts=None):
+    """What axe-core (from node_modules) finds against WCAG 2.1 A and AA on ``page``
+    (only those of the given ``impacts``, e.g. ("serious", "critical"), when given).
 
     axe is evaluated through the DevTools protocol, which the page's
     Content-Security-Policy does not govern, so the page keeps its own.
@@ -94,28 +95,12 @@ def accessibility_violations(page):
     found = page.evaluate("(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
                           ".then(r => r.violations.map(v => ({id: v.id, impact: v.impact, "
                           "help: v.help, nodes: v.nodes.map(n => n.target.join(' '))})))", WCAG)
-    return found
+    return [v for v in found if impacts is None or v["impact"] in impacts]
 
 
 def no_horizontal_scroll(page):
     """True when the page is no wider than its viewport."""
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-
-
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-  .map(v => ({id: v.id, impact: v.impact, help: v.help,
-              nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"""
-
-
-def accessibility_violations(page, impacts=("serious", "critical")):
-    """axe-core's violations of the page as it is now, of the given impacts.
-
-    axe-core (npm) is evaluated through Playwright, which the page's CSP does
-    not govern, so the page needs no exception for it."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.evaluate(AXE.read_text())
-    return [v for v in page.evaluate(AXE_RUN) if v["impact"] in impacts]
 
 
 def horizontal_overflow(page):
