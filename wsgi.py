@@ -69,7 +69,8 @@ def serve():
     # Snoozed notifications come back when due, even across restarts (their
     # times are in Redis; every web process looks, one wakes each).
     gevent.spawn(user_state.keep_waking, app.extensions["herald.redis"], lambda: relay.running)
-    access_log = "default" if os.environ.get("ACCESS_LOG") == "1" else None
+    # ACCESS_LOG=1: one line per request, through logging (so in LOG_FORMAT too).
+    access_log = logging.getLogger("herald.access") if os.environ.get("ACCESS_LOG") == "1" else None
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
     # The middleware chain itself, as a bound method: Flask's __call__ only calls
     # it, and each callable object would be a C level on every reader's stack.

@@ -148,6 +148,11 @@ class Config:
             "MAX_CONNECTIONS_PER_ADDRESS", 0 if _int("TRUSTED_PROXIES", 0) else 500)
         # Seconds a websocket may make no progress sending or receiving.
         self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
+        # Server-Sent Events: seconds between heartbeat comments on an idle stream
+        # (proxies close quiet connections), and how long a stream token (for
+        # EventSource, which cannot send headers) may be used.
+        self.SSE_HEARTBEAT = _int("SSE_HEARTBEAT", 15)
+        self.STREAM_TOKEN_TTL = _int("STREAM_TOKEN_TTL", 120)
         # The archiver's output (Spark's input) and the rollup job's output.
         self.ARCHIVE_DIR = str(archive_dir())
         self.ROLLUP_DIR = os.environ.get("ROLLUP_DIR") or str(var_dir() / "rollup")

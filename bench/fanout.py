@@ -1,7 +1,8 @@
 """Fan-out at scale: Herald beside its peers, in one run, under the same load.
 
-For each server (Herald, one process; ``herald2``, two Herald processes
-sharing the port; peer (a), a Redis subscription per connection,
+For each server (Herald, one process; ``herald-sse``, the same with its
+clients on Server-Sent Events (GET /api/stream) instead of Socket.IO;
+``herald2``, two Herald processes sharing the port; peer (a), a Redis subscription per connection,
 bench/peers/per_connection.py; peer (b), Node.js Socket.IO 4 relaying Redis
 pub/sub, bench/peers/node/server.js), on a fresh redis-server:
 
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from common import ROOT, save  # first: it puts the project on sys.path
 
-from app import accounts  # noqa: E402
+from app import accounts, subscriptions  # noqa: E402
 from app.bus import Bus  # noqa: E402
 from tests.support import LiveServer, RedisServer, free_port, rss_mb  # noqa: E402
 
@@ -58,7 +59,9 @@ class HeraldProcesses:
 
     def __init__(self, redis_url, folder, count):
         port = free_port()
-        self.servers = [LiveServer(redis_url, folder, port=port, REUSE_PORT="1") for _ in range(count)]
+        # Every load generator connects from 127.0.0.1: no per-address cap here.
+        self.servers = [LiveServer(redis_url, folder, port=port, REUSE_PORT="1",
+                                   MAX_CONNECTIONS_PER_ADDRESS="0") for _ in range(count)]
         self.url = self.servers[0].url
 
     def start(self):
@@ -110,7 +113,7 @@ class LoadGenerators:
     """``count`` Node load generator processes (bench/loadgen.js) sharing ``clients``
     between them, so that no single one saturates a core before the server does."""
 
-    def __init__(self, url, token, clients, count, seconds=None, idle=False):
+    def __init__(self, url, token, clients, count, seconds=None, idle=False, sse=False):
         shares = [clients // count + (1 if n < clients % count else 0) for n in range(count)]
         self.processes = []
         self.ready = 0
@@ -118,6 +121,7 @@ class LoadGenerators:
             command = ["node", "bench/loadgen.js", "--url", url, "--token", token,
                        "--clients", str(share)]
             command += ["--idle"] if idle else ["--seconds", str(seconds)]
+            command += ["--sse"] if sse else []
             self.processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                                                    stderr=subprocess.PIPE, text=True))
         for process in self.processes:  # each says "ready N" once its clients are subscribed
@@ -173,7 +177,8 @@ def publish_steadily(bus, rate, seconds):
 
 def run_rate(kind, url, token, pids, bus, args, rate):
     clients, seconds = args.clients, args.seconds
-    generators = LoadGenerators(url, token, clients, args.loadgens, seconds + 1)
+    generators = LoadGenerators(url, token, clients, args.loadgens, seconds + 1,
+                                sse=kind.endswith("-sse"))
     cpu_before, wall_before = cpu_seconds(pids), time.time()
     loadgen_before = cpu_seconds(generators.pids())
     published = publish_steadily(bus, rate, seconds)
@@ -186,12 +191,14 @@ def run_rate(kind, url, token, pids, bus, args, rate):
     result.update(server=kind, rate=rate, published=published, connected=generators.ready,
                   server_cpu_share=cpu, loadgen_cpu_share=loadgen_cpu, expected_per_s=rate * clients,
                   deliveries_per_s=result["deliveries"] / seconds)
+    result["cpu_us_per_delivery"] = (cpu * 1e6 / result["deliveries_per_s"]
+                                     if result["deliveries_per_s"] else None)
     return result
 
 
 def idle_memory(kind, url, token, pids, count, loadgens):
     before = rss_total(pids)
-    generators = LoadGenerators(url, token, count, loadgens, idle=True)
+    generators = LoadGenerators(url, token, count, loadgens, idle=True, sse=kind.endswith("-sse"))
     time.sleep(2)
     after = rss_total(pids)
     generators.stop()
@@ -206,6 +213,7 @@ def measure(kind, args):
     client = redis_server.client()
     client.config_set("appendonly", "no")  # same for every server: no fsync in the way
     accounts.create_user(client, "bench", "bench-password")
+    subscriptions.add(client, "bench", ["bench"], limit=10)  # what an event stream follows
     server, pids = start_server(kind, redis_server, folder)
     try:
         token = (LiveServer.token(server, "bench", "bench-password") if kind.startswith("herald")
@@ -223,8 +231,8 @@ def measure(kind, args):
     return {"rates": rates, "memory": memory}
 
 
-HERALD_PROCESSES = {"herald": 1, "herald2": 2}
-LABELS = {"herald": "Herald (one process)", "herald2": "Herald (two processes, one port)", "per_connection": "peer (a): a subscription per connection",
+HERALD_PROCESSES = {"herald": 1, "herald2": 2, "herald-sse": 1}
+LABELS = {"herald": "Herald (one process)", "herald-sse": "Herald, Server-Sent Events (one process)", "herald2": "Herald (two processes, one port)", "per_connection": "peer (a): a subscription per connection",
           "node": "peer (b): Node.js Socket.IO 4"}
 
 
@@ -268,10 +276,11 @@ def main():
                        cwd=NODE_PEER, check=True)
     results = {kind: measure(kind, args) for kind in args.servers.split(",")}
     print(f"{args.clients} clients, {args.seconds:g} s per rate; "
-          "deliveries/s (p50 / p99 ms, server CPU, load generator CPU)")
+          "deliveries/s (p50 / p99 ms, server CPU = per delivery, load generator CPU)")
     for kind, result in results.items():
         cells = [f"{r['deliveries_per_s']:>9,.0f} ({r['p50_ms'] or 0:.0f}/{r['p99_ms'] or 0:.0f} ms, "
-                 f"{r['server_cpu_share']:.0%}, {r['loadgen_cpu_share']:.0%})" for r in result["rates"]]
+                 f"{r['server_cpu_share']:.0%} = {r['cpu_us_per_delivery'] or 0:.1f} µs/delivery, "
+                 f"{r['loadgen_cpu_share']:.0%})" for r in result["rates"]]
         memory = result["memory"]
         print(f"  {kind:15}" + "  ".join(cells) +
               (f"   {memory['kib_per_connection']:.1f} KiB/idle conn" if memory else ""))

@@ -9,18 +9,19 @@
 // subscribed, measures for --seconds (or until SIGTERM), then one JSON object
 // on stdout, with a histogram of latencies by whole milliseconds so that
 // several load generators' results can be merged. --idle only connects and
-// holds until SIGTERM.
+// holds until SIGTERM. --sse follows GET /api/stream (Server-Sent Events) instead.
 //
 //   node bench/loadgen.js --url http://127.0.0.1:5000 --token T --clients 1000 --seconds 10
 'use strict';
 
+const http = require('http');
 const path = require('path');
 const WebSocket = require(path.join(__dirname, 'peers/node/node_modules/ws'));
 
-const args = { url: '', token: '', clients: 100, topic: 'bench', seconds: 10, idle: false };
+const args = { url: '', token: '', clients: 100, topic: 'bench', seconds: 10, idle: false, sse: false };
 for (let i = 2; i < process.argv.length; i++) {
   const name = process.argv[i].replace(/^--/, '');
-  if (name === 'idle') args.idle = true;
+  if (name === 'idle' || name === 'sse') args[name] = true;
   else args[name] = process.argv[++i];
 }
 args.clients = Number(args.clients);
@@ -79,10 +80,54 @@ function open(index) {
   });
 }
 
+// --sse: a Server-Sent Events client of GET /api/stream instead (the user's own
+// subscriptions decide what it gets); ready once the server says `replayed`.
+function countTimes(text) {
+  const now = Date.now();
+  let found = 0;
+  for (let at = text.indexOf('"t":'); at !== -1; at = text.indexOf('"t":', at + 4)) {
+    const latency = now - parseFloat(text.slice(at + 4, at + 28));
+    const bucket = Math.max(0, Math.floor(latency));
+    histogram.set(bucket, (histogram.get(bucket) || 0) + 1);
+    if (slowest === null || latency > slowest) slowest = latency;
+    deliveries++;
+    found++;
+  }
+  return found;
+}
+
+function openStream(index) {
+  return new Promise((resolve) => {
+    let counted = 0;
+    let live = false;
+    const request = http.get(args.url + '/api/stream', {
+      agent: false,
+      headers: { Authorization: 'Bearer ' + args.token, Accept: 'text/event-stream' },
+    }, (response) => {
+      response.setEncoding('latin1');
+      response.on('data', (chunk) => {
+        if (!live) {
+          if (chunk.indexOf('event: replayed') === -1) return;
+          live = true;
+          ready++;
+          resolve();
+          return;
+        }
+        if (measuring) counted += countTimes(chunk);
+      });
+      response.on('end', () => { perClient[index] = counted; });
+    });
+    request.on('error', () => resolve());
+    sockets[index] = { counted: () => counted, terminate: () => request.destroy() };
+  });
+}
+
 async function main() {
   for (let start = 0; start < args.clients; start += 100) {
     const batch = [];
-    for (let i = start; i < Math.min(args.clients, start + 100); i++) batch.push(open(i));
+    for (let i = start; i < Math.min(args.clients, start + 100); i++) {
+      batch.push(args.sse ? openStream(i) : open(i));
+    }
     await Promise.all(batch);
   }
   process.stderr.write(`ready ${ready}\n`);

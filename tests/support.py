@@ -512,3 +512,56 @@ def issue_token(name, secret="test-secret-key"):
     from app.auth import tokens
     user = accounts.get_user(current_redis, name)
     return tokens.issue(secret, name, user["token_key"] if user else "")
+
+
+class EventStream:
+    """A plain HTTP client of ``GET /api/stream`` (requests, no SSE library): it
+    parses the events as they come, in order, with a bounded wait for each read."""
+
+    def __init__(self, server, token=None, last_id=None, header_last_id=None, params=None,
+                 read_timeout=10):
+        headers = {"Accept": "text/event-stream"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if header_last_id:
+            headers["Last-Event-ID"] = header_last_id
+        params = dict(params or {})
+        if last_id:
+            params["last_id"] = last_id
+        self.response = requests.get(server.url + "/api/stream", headers=headers, params=params,
+                                     stream=True, timeout=(5, read_timeout))
+        self.lines = self.response.iter_lines(decode_unicode=True) if self.response.ok else None
+        self.comments = []
+
+    def next_event(self):
+        """The next event as ``(name, id, data)`` (data parsed as JSON); comments are kept."""
+        name, entry_id, data = "message", None, []
+        for line in self.lines:
+            if line == "":
+                if data:
+                    return name, entry_id, json.loads("\n".join(data))
+                name, entry_id = "message", None
+                continue
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "":
+                self.comments.append(value)
+            elif field == "event":
+                name = value
+            elif field == "id":
+                entry_id = value
+            elif field == "data":
+                data.append(value)
+        raise AssertionError("the stream ended")
+
+    def events_until(self, name, most=10_000):
+        """Events up to and including the first named ``name``."""
+        seen = []
+        for _ in range(most):
+            seen.append(self.next_event())
+            if seen[-1][0] == name:
+                return seen
+        raise AssertionError(f"no {name} event in {most}")
+
+    def close(self):
+        self.response.close()

@@ -7,6 +7,8 @@
     server.py             HeraldServer: Socket.IO policy (fan-out, shedding slow
                           clients, refusing bad packets)
     namespace.py          NotificationsNamespace: connect, replay, subscriptions, read
+    streams.py            Server-Sent Events streams, fed by the same relay
+                          (the endpoint: app/api/stream.py)
     transport/            the websocket transport (Engine.IO and gevent-websocket
                           internals, in one place; see docs/realtime.md)
     static/js/herald.js   the browser's end
@@ -23,6 +25,7 @@ from .namespace import NotificationsNamespace
 from .budgets import ReadCoalescer
 from .relay import Relay
 from .server import HeraldServer
+from .streams import StreamHub
 
 
 def _async_mode():
@@ -76,4 +79,5 @@ def init_app(app):
     relay = Relay(sio, namespace, config["REDIS_URL"], app.extensions["herald.redis"])
     namespace.relay = relay
     app.extensions["herald.relay"] = relay
+    relay.streams = app.extensions["herald.streams"] = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"])
     app.wsgi_app = socketio.WSGIApp(sio, app.wsgi_app)

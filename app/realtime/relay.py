@@ -8,6 +8,9 @@ together is fanned out together (see HeraldServer.fan_out_many). It also
 follows ``herald:control``: subscription changes made through other
 processes, and read-state changes for a user's tabs.
 
+Server-Sent Events streams (streams.py) get the same batches, by the same
+rooms, and follow the same control messages.
+
 It also closes the seam for connections that resume from a ``last_id``
 (see NotificationsNamespace): while such a connection is *held*, what the
 relay delivers that the connection may see is kept for it, and once its
@@ -50,6 +53,7 @@ class Relay:
         self.lag = Histogram(LAG_BUCKETS)  # publish (the id's time) to fan-out, per batch
         self.held = {}    # sid -> Held
         self.floors = {}  # sid -> id key up to which its replay already sent everything
+        self.streams = None  # a streams.StreamHub: Server-Sent Events fed from here too
 
     def start(self):
         """Start relaying in a background greenlet (or thread, outside gevent)."""
@@ -70,8 +74,13 @@ class Relay:
                           to=rooms.user_room(change["user"]))
         elif change.get("revoked"):  # signed out, tokens revoked, or deleted
             self.namespace.disconnect_user(change["user"])
+            if self.streams is not None:
+                self.streams.end_user(change["user"], "the user's credentials ended")
         else:
-            self.namespace.apply_change(change["user"], *subscriptions.announcement(change))
+            announced = subscriptions.announcement(change)
+            self.namespace.apply_change(change["user"], *announced)
+            if self.streams is not None:
+                self.streams.apply_change(change["user"], *announced)
 
     def deliver(self, envelope, raw=None):
         """Send one notification to every connection that should have it.
@@ -83,18 +92,23 @@ class Relay:
     def deliver_many(self, pairs):
         """:meth:`deliver` for several ``(envelope, raw)`` in id order, fanned out together."""
         batch = []
+        streamed = [] if self.streams else None
         for envelope, raw in pairs:
             key = id_key(envelope["id"])
             topic, owner = envelope["topic"], envelope.get("user")
             skip = {sid for sid, floor in self.floors.items() if key <= floor} if self.floors else None
             text = raw.decode() if raw is not None else orjson.dumps(envelope).decode()
             batch.append((rooms.rooms_for(topic, owner), text, skip))
+            if streamed is not None:
+                streamed.append((batch[-1][0], envelope["id"], text, skip))
             for held in self.held.values():
                 if visible_to(held.user, held.topics, topic, owner):
                     held.buffer.append(envelope)
             if self.floors:
                 self.floors = {sid: floor for sid, floor in self.floors.items() if floor > key}
         self.sio.fan_out_many(rooms.NAMESPACE, batch)
+        if streamed:
+            self.streams.deliver(streamed)
         self.delivered += len(batch)
         published_ms = id_key(pairs[0][0]["id"])[0]
         self.lag.observe(max(0.0, time.time() - published_ms / 1000))

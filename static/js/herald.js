@@ -16,9 +16,11 @@
  * `notification` and `notification:<topic>`. The client keeps a cursor, the
  * newest notification id it has seen, and reconnects with it as `last_id`,
  * so the server replays exactly what was missed; anything at or below the
- * cursor is a duplicate and is dropped. When the server's history no longer
- * reaches back that far it says `reset`: the client passes it on and, with
- * the `snapshot` option, reloads the newest notifications over REST.
+ * cursor is a duplicate and is dropped. After the replay the server says how
+ * it went (`replayed`); when it could not recover everything (history no
+ * longer reaches back that far, or the stream was recreated since) the
+ * client starts its cursor again, passes `reset` on and, with the `snapshot`
+ * or `load` option, reloads over REST.
  *
  * Events: `notification`, `notification:<topic>`, `snapshot` (a list, oldest
  * first), `connection` ('connecting', 'connected', 'reconnecting', 'offline'),
@@ -119,6 +121,15 @@
       try { root.localStorage.setItem(this.key, id); } catch (e) { /* private mode, full */ }
     }
     return true;
+  };
+
+  // Start again from `id` (a recreated stream's ids may be older than ours).
+  Cursor.prototype.restart = function (id) {
+    this.value = null;
+    if (this.key) {
+      try { root.localStorage.removeItem(this.key); } catch (e) { /* private mode */ }
+    }
+    this.advance(id);
   };
 
   // True when one of the subscription prefixes `topics` covers `prefix`.
@@ -307,11 +318,18 @@
     socket.on('notifications', function (list) {
       for (var i = 0; i < list.length; i++) self._pump(list[i]);
     });
+    // How the replay on connect went: when anything may have been missed (history
+    // trimmed past our cursor, or the stream recreated), the page reloads its view.
+    // (`reset`, which comes before it then, needs nothing more.)
     socket.on('replayed', function (outcome) {
-      self.cursor.advance(outcome && outcome.last_id);
+      if (outcome && outcome.recovered === false) {
+        self.cursor.restart(outcome.last_id);
+        self._reset();
+      } else {
+        self.cursor.advance(outcome && outcome.last_id);
+      }
       self.dispatcher.trigger('replayed', outcome);
     });
-    socket.on('reset', function () { self._reset(); });
     socket.on('read', function (change) { self.dispatcher.trigger('read', change); });
     socket.on('state', function (change) { self.dispatcher.trigger('state', change); });
 

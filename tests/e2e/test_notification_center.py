@@ -262,3 +262,49 @@ def test_toasts_move_off_the_field_in_use(live_server, redis, browser):
         assert boxes is False, "a toast covers the focused field"
     finally:
         context.close()
+
+
+def test_preferences_are_kept_and_errors_named(live_server, ann, redis, page):
+    from app.digests import store
+    sign_in(page, live_server, "ann", "ann-password")
+    page.click("nav a:has-text('Preferences')")
+    page.wait_for_selector("#connection[data-state=connected]")
+    page.fill("#preferences input[name=email]", "ann@example.com")
+    page.fill("#preferences input[name=timezone]", "Europe/Paris")
+    page.fill("#preferences input[name=quiet_from]", "22:00")
+    page.fill("#preferences input[name=quiet_to]", "07:00")
+    page.click("#preferences .add-rule")
+    page.fill("#rules li:last-child .rule-topic", "ops")
+    page.select_option("#rules li:last-child .rule-mode", "daily")
+    page.click("#preferences .add-rule")
+    page.fill("#rules li:last-child .rule-topic", "ops.noise")
+    page.select_option("#rules li:last-child .rule-mode", "app")
+    page.click("#preferences button[type=submit]")
+    expect(page.locator("#preferences .status")).to_have_text("Saved.")
+    digests = [d for d in store.list_all(redis, "ann") if d.get("managed")]
+    assert [(d["topics"], d["exclude"], d["timezone"]) for d in digests] == \
+        [(["ops"], ["ops.noise"], "Europe/Paris")]
+
+    page.reload()
+    expect(page.locator("#rules li")).to_have_count(2)
+    assert page.locator("#preferences input[name=quiet_from]").input_value() == "22:00"
+    page.fill("#rules li:last-child .rule-topic", "bad topic!")
+    page.click("#preferences button[type=submit]")
+    expect(page.locator("#preferences .status")).to_contain_text("rules[1].topic")
+
+
+def test_a_page_whose_stream_was_recreated_reloads_its_feed(live_server, ann, redis, page):
+    """The server says the replay did not recover (the stream has a new epoch); the
+    page reloads its view rather than keep notifications history no longer has."""
+    from app.bus import STREAM
+    bus = ann
+    sign_in(page, live_server, "ann", "ann-password")
+    gone = bus.publish("ops.x", "from the old stream")
+    expect(item(page, gone)).to_be_visible(timeout=WAIT)
+    page.evaluate("() => herald.client.socket.disconnect()")
+    redis.delete(STREAM)
+    fresh = bus.publish("ops.x", "from the new stream")
+    page.evaluate("() => herald.client.socket.connect()")
+    expect(item(page, fresh)).to_be_visible(timeout=WAIT)
+    expect(item(page, gone)).to_have_count(0)
+    expect(page.locator("#feed li.notification")).to_have_count(1)

@@ -15,6 +15,7 @@ request has become a websocket:
   loop), reads straight from the socket
   (:func:`~.reader.exact_reader`), for both frame headers and payloads.
 """
+import re
 import socket
 import types
 
@@ -24,6 +25,9 @@ from .reader import exact_reader
 from .writer import LeanWriter
 
 READ_BUFFER = 512
+# A credential in a query string (a stream token: EventSource cannot send
+# headers) is never written to the access log.
+SECRET_QUERY = re.compile(r"([?&]token=)[^&\s]*")
 
 
 class WebSocketHandler(_WebSocketHandler):
@@ -60,6 +64,18 @@ class WebSocketHandler(_WebSocketHandler):
             # from the socket, or bytes buffered by one would be missed by the other.
             websocket.stream.read = websocket.raw_read = exact_reader(self.socket)
         return refusal
+
+    def log_request(self):
+        """Write the access log's line to the server's log (``ACCESS_LOG=1``: the
+        ``herald.access`` logger, wsgi.py), as pywsgi does; gevent-websocket's
+        own ``log_request`` writes to a logger of its own instead, which Herald
+        keeps quiet (app/logs.py), so that ACCESS_LOG had no effect."""
+        if "101" not in str(self.status):  # an upgrade to websocket: not a request done
+            self.server.log.write(self.format_request())
+
+    def format_request(self):
+        """The access log's line (ACCESS_LOG=1), with any ``token=`` value redacted."""
+        return SECRET_QUERY.sub(r"\1[redacted]", super().format_request())
 
     def get_environ(self):
         environ = super().get_environ()

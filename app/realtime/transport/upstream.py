@@ -58,6 +58,9 @@ SOURCES = {
     # pywsgi: the request deadline (handler.py) and admission (app/admission.py).
     "gevent.pywsgi:WSGIHandler.handle": "9e7238affc125354",
     "gevent.pywsgi:WSGIServer.handle": "2f3079ba9ee5bdd2",
+    # pywsgi: the access log's line, redacted of stream tokens (handler.py).
+    "gevent.pywsgi:WSGIHandler.format_request": "c174ca5d4c62043b",
+    "geventwebsocket.handler:WebSocketHandler.log_request": "9ca977fdbda1525b",
 }
 
 

@@ -19,6 +19,8 @@
 
   var PAGE = 100;          // notifications per REST page
   var RECENT = 200;        // live notifications remembered across a reload of the view
+  var KEEP = 500;          // notifications held at least, live ones included
+  var TRIM = 50;           // how many more before the oldest are let go
   var FILTER_KEYS = ['view', 'q', 'severity', 'topic', 'unread'];
 
   // The filter a query string (or an object of strings) asks for, normalised.
@@ -85,6 +87,7 @@
         self.setRead(replies[2]);
         self.nextBefore = replies[0].next_before;
         self.reset(_.map(replies[0].notifications, self.withState, self));
+        self.loadedCount = self.length;
         // What arrived live while the page was read, past where the read ended.
         var end = replies[0].last_id;
         _.each(self.recent, function (envelope) {
@@ -104,6 +107,7 @@
       return herald.client.history(self.query({before: self.nextBefore})).then(function (reply) {
         self.nextBefore = reply.next_before;
         self.add(_.map(reply.notifications, self.withState, self), {older: true});
+        self.loadedCount = self.length;
         self.trigger('loaded', reply);
         return reply;
       });
@@ -140,6 +144,18 @@
       this.recent.push(envelope);
       if (this.recent.length > RECENT) this.recent.shift();
       this.receive(envelope, {live: true});
+      this.trim();
+    },
+
+    // A page left open for days must not grow without end: past `kept` (what the
+    // user loaded, at least KEEP), the oldest go, fifty at a time, and "load more"
+    // starts from the oldest still held.
+    trim: function () {
+      var kept = Math.max(KEEP, this.loadedCount || 0);
+      if (this.length <= kept + TRIM) return;
+      this.remove(this.last(this.length - kept));
+      this.nextBefore = this.last().id;
+      this.trigger('loaded', {});
     },
 
     // Add one envelope if the view takes it and it is not held already.

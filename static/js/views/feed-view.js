@@ -94,48 +94,110 @@
 
     initialize: function (options) {
       this.empty = options.empty;
-      this.groups = {};  // the id an item shows -> the models it stands for
+      this.groups = {};  // the id an item shows (its newest) -> the models it stands for
+      this.byKey = {};   // topic + title -> the same group
       this.scheduleRender = _.bind(function () {
         if (this.pending) return;
         this.pending = true;
         window.requestAnimationFrame(_.bind(function () { this.pending = false; this.render(); }, this));
       }, this);
-      this.listenTo(this.collection, 'add remove reset change:read', this.scheduleRender);
+      // A live notification or a read change redraws one item; the rest (a new view,
+      // an older page, something archived) the whole list, once per frame at most.
+      this.listenTo(this.collection, 'add', this.addOne);
+      this.listenTo(this.collection, 'change:read', this.showRead);
+      this.listenTo(this.collection, 'remove reset', this.scheduleRender);
       this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
+    },
+
+    key: function (model) {
+      return model.get('topic') + '\n' + model.get('title');
     },
 
     // Runs of the same topic and title become one group, newest first.
     group: function () {
-      var groups = [], byKey = {};
+      var groups = [], byKey = {}, self = this;
       this.collection.each(function (model) {
-        var key = model.get('topic') + '\n' + model.get('title');
+        var key = self.key(model);
         if (byKey[key]) byKey[key].push(model); else groups.push(byKey[key] = [model]);
       });
+      this.byKey = byKey;
       return groups;
     },
 
+    // The <li> of one group.
+    drawItem: function (group) {
+      var newest = group[0], read = _.every(group, function (m) { return m.get('read'); });
+      var item = document.createElement('li');
+      item.className = 'notification severity-' + newest.get('severity') + (read ? '' : ' unread');
+      item.setAttribute('data-id', newest.id);
+      item.setAttribute('data-topic', newest.get('topic'));
+      item.innerHTML = this.item(_.extend({body: ''}, newest.toJSON(), {read: read}), group,
+                                 this.collection.criteria.view);
+      var time = item.querySelector('time');
+      if (time) {
+        time.textContent = newest.relativeTime();
+        time.title = newest.exactTime();
+      }
+      return item;
+    },
+
     render: function () {
+      if (this.pending) return this;  // a whole draw is on its way
       var focus = this.focused();
       var menu = this.$('details.snooze[open]').closest('li.notification').attr('data-id');
-      var view = this.collection.criteria.view, self = this;
+      var self = this;
       self.groups = {};
       var items = _.map(self.group(), function (group) {
-        var newest = group[0], read = _.every(group, function (m) { return m.get('read'); });
-        self.groups[newest.id] = group;
-        var item = document.createElement('li');
-        item.className = 'notification severity-' + newest.get('severity') + (read ? '' : ' unread');
-        item.setAttribute('data-id', newest.id);
-        item.setAttribute('data-topic', newest.get('topic'));
-        item.innerHTML = self.item(_.extend({body: ''}, newest.toJSON(), {read: read}), group, view);
-        return item;
+        self.groups[group[0].id] = group;
+        return self.drawItem(group);
       });
       self.$el.empty().append(items);
       if (menu) self.itemById(menu).find('details.snooze').prop('open', true);
-      self.refreshTimes();
       self.empty.toggle(self.collection.isEmpty());
       if (focus) self.refocus(focus);
       self.trigger('rendered');
       return self;
+    },
+
+    // One notification joined the view: a new item, or a group grown by one.
+    addOne: function (model, collection, options) {
+      if (this.pending || (options && options.older)) return this.scheduleRender();
+      var key = this.key(model), group = this.byKey[key];
+      var old = group ? this.itemById(group[0].id) : $();
+      if (group) {
+        delete this.groups[group[0].id];
+        group.push(model);
+        group.sort(function (a, b) { return herald.compareIds(b.id, a.id); });
+      } else {
+        group = this.byKey[key] = [model];
+      }
+      this.groups[group[0].id] = group;
+      var item = this.drawItem(group);
+      var focus = old.length ? this.focused() : null;
+      var menu = old.find('details.snooze').prop('open');
+      old.remove();
+      // In id order of the items' newest: usually first.
+      var next = this.$('li.notification').filter(function () {
+        return herald.compareIds(this.getAttribute('data-id'), group[0].id) < 0;
+      }).first();
+      if (next.length) next.before(item); else this.$el.append(item);
+      if (menu) $(item).find('details.snooze').prop('open', true);
+      if (focus) this.refocus(_.extend(focus, {id: group[0].id}));
+      this.empty.toggle(false);
+    },
+
+    // Read or unread: redraw the item of that notification's group.
+    showRead: function (model) {
+      if (this.pending) return;
+      var group = this.byKey[this.key(model)];
+      if (!group || !this.groups[group[0].id]) return this.scheduleRender();
+      var old = this.itemById(group[0].id);
+      if (!old.length) return this.scheduleRender();
+      var focus = this.focused(), menu = old.find('details.snooze').prop('open');
+      var item = this.drawItem(group);
+      old.replaceWith(item);
+      if (menu) $(item).find('details.snooze').prop('open', true);
+      if (focus && focus.id === group[0].id) this.refocus(focus);
     },
 
     // Which control of which item has the focus, to give it back after a draw.
@@ -201,6 +263,7 @@
       this.collection.snooze(this.modelsFor(event), until);
     },
 
+    // Relative times, kept current (only the texts that changed are written).
     refreshTimes: function () {
       var now = Date.now(), groups = this.groups;
       this.$('li.notification').each(function () {
@@ -208,7 +271,6 @@
         if (!group || !time) return;
         var text = group[0].relativeTime(now);
         if (time.textContent !== text) time.textContent = text;
-        if (!time.title) time.title = group[0].exactTime();
       });
     },
 

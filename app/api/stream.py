@@ -1,0 +1,155 @@
+"""``GET /api/stream``: the caller's feed as Server-Sent Events, for any HTTP client.
+
+    curl -N -H "Authorization: Bearer $TOKEN" http://127.0.0.1:5000/api/stream
+
+Each notification is one event, ``id:`` its id and ``data:`` its envelope
+JSON. ``Last-Event-ID`` (what ``EventSource`` sends when it reconnects) or
+``?last_id=`` resumes as Socket.IO replay does: everything the caller may see
+after it that history still holds, then live, with no gap and no duplicate
+across the seam (the relay holds the stream while history is read, as for a
+Socket.IO connection). Past history, a ``reset`` event. After the replay, a
+``replayed`` event ``{"recovered", "count", "last_id"}``. Comment lines
+(``: heartbeat``) every SSE_HEARTBEAT seconds keep proxies from closing a
+quiet stream.
+
+Credentials: ``Authorization: Bearer`` (Herald's token or the host app's JWT),
+or for ``EventSource``, which cannot send headers, ``?token=`` with a stream
+token from ``POST /api/stream-token`` (short-lived, good for nothing else;
+app/auth/stream_tokens.py).
+"""
+import logging
+import queue
+
+import orjson
+from flask import Response, current_app, jsonify, request
+
+from .. import accounts, extensions, history, subscriptions
+from ..auth import stream_tokens, tokens
+from ..auth.guards import Unauthorized, identify
+from ..notifications import EnvelopeError, check_cursor, id_key, restrict
+from ..realtime.namespace import newest
+from ..realtime.streams import END, Stream
+from ..redis_client import UNAVAILABLE
+from . import access, bp
+
+log = logging.getLogger(__name__)
+
+
+def event(name, payload):
+    """One named event, its data the payload's JSON."""
+    return b"event: " + name + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+def notification(entry_id, text):
+    """One notification: ``id`` its id (what Last-Event-ID carries back), ``data`` its JSON."""
+    if isinstance(text, str):
+        text = text.encode()
+    return b"id: " + entry_id.encode() + b"\ndata: " + text + b"\n\n"
+
+
+def _caller():
+    """Who is asking: a stream token in the query string, else the usual credentials."""
+    token = request.args.get("token")
+    if token is None:
+        return identify()
+    if request.headers.get("Authorization"):
+        raise Unauthorized("give a stream token or an Authorization header, not both")
+    try:
+        return stream_tokens.verify(extensions.redis(), current_app.config["SECRET_KEY"], token,
+                                    current_app.config["STREAM_TOKEN_TTL"])
+    except tokens.TokenError as exc:
+        raise Unauthorized(str(exc)) from None
+
+
+@bp.post("/api/stream-token")
+@access.users()
+def stream_token(who):
+    """A stream token for the caller: ``{"token", "expires_in"}``."""
+    key = None
+    if who.kind != "jwt":
+        user = accounts.get_user(extensions.redis(), who.name)
+        key = user["token_key"]
+    token = stream_tokens.issue(current_app.config["SECRET_KEY"], who, key)
+    return jsonify(token=token, expires_in=current_app.config["STREAM_TOKEN_TTL"])
+
+
+@bp.get("/api/stream")
+def stream():
+    who = _caller()
+    if who.kind == "apikey":
+        return jsonify(error="an API key publishes; read with a user's token"), 403
+    last_id = request.headers.get("Last-Event-ID") or request.args.get("last_id")
+    try:
+        if last_id is not None:
+            last_id = check_cursor(last_id.strip(), "last_id")
+    except EnvelopeError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400
+    client = extensions.redis()
+    relay = current_app.extensions["herald.relay"]
+    hub = current_app.extensions["herald.streams"]
+    topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
+    heartbeat = current_app.config["SSE_HEARTBEAT"]
+    opened = Stream(hub.new_key(), who.name, topics, who.topics, hub.max_queue)
+    # From here, what the relay delivers for this stream is kept: held while
+    # history is read, queued once live.
+    position = None
+    if last_id is None:
+        hub.open(opened)
+        position = relay.feed.position
+    else:
+        relay.hold(opened.key, who.name, topics, who.topics)
+    return Response(_events(client, relay, hub, opened, last_id, position, heartbeat),
+                    mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def _events(client, relay, hub, opened, last_id, position, heartbeat):
+    """The response body: the replay (or where it went live), then live events."""
+    key = opened.key
+    try:
+        yield b"retry: 2000\n\n"
+        if last_id is None:
+            yield event(b"replayed", {"recovered": True, "count": 0, "last_id": position})
+        else:
+            yield from _replay(client, relay, hub, opened, last_id)
+        while True:
+            try:
+                item = opened.queue.get(timeout=heartbeat)
+            except queue.Empty:
+                yield b": heartbeat\n\n"
+                continue
+            if item is END:
+                log.info("stream of %s ended: %s", opened.user, opened.ended)
+                return
+            yield notification(*item)
+    except UNAVAILABLE:
+        log.warning("stream of %s ended: Redis is unreachable", opened.user)
+    finally:
+        relay.forget_hold(key)
+        relay.forget(key)
+        hub.close(key)
+
+
+def _replay(client, relay, hub, opened, last_id):
+    """What the stream missed since ``last_id``, then hand it over to the hub."""
+    cursor, count = last_id, 0
+    # 0 asks for all the history there is, which cannot have a gap.
+    recovered = not (id_key(last_id) > (0, 0) and history.missed_history(client, last_id))
+    if not recovered:
+        yield event(b"reset", {"reason": "last_id is older than the retained history"})
+        cursor = None
+    else:
+        for visible, cursor in history.replay(client, opened.user, opened.topics, last_id):
+            for envelope in visible:
+                yield notification(envelope["id"], orjson.dumps(envelope))
+            count += len(visible)
+    # From here to open(): no I/O, so no other greenlet runs (see relay.release).
+    topics, pending = relay.release(opened.key, cursor)
+    opened.topics = list(topics)
+    hub.open(opened)
+    for envelope in pending:
+        yield notification(envelope["id"], orjson.dumps(envelope))
+    if pending:
+        cursor = newest(cursor, pending[-1]["id"])
+    yield event(b"replayed", {"recovered": recovered, "count": count + len(pending),
+                              "last_id": newest(cursor, relay.feed.position)})

@@ -1,0 +1,125 @@
+"""Server-Sent Events streams of this web process, fed by the relay.
+
+A stream is one open ``GET /api/stream`` (app/api/stream.py): its user, the
+topic prefixes it follows (the user's subscriptions, within a token's
+``topics`` claim) and a bounded queue of notifications. The relay hands each
+batch it fans out to Socket.IO to the hub as well, so a stream costs no Redis
+subscription of its own; routing uses the same rooms (rooms.py): a stream is
+in its user's room and in the room of each prefix it follows.
+
+A stream whose client does not keep up, with ``max_queue`` notifications
+waiting, is ended, as Socket.IO sheds a slow client: its client reconnects
+with ``Last-Event-ID`` and is replayed what it missed.
+"""
+import itertools
+import queue
+
+from ..notifications import restrict
+from . import rooms
+
+END = object()  # queued to end a stream
+
+
+class Stream:
+    """One open event stream; ``queue`` holds ``(id, json text)`` pairs, or END."""
+
+    __slots__ = ("key", "user", "topics", "limit", "queue", "ended")
+
+    def __init__(self, key, user, topics, limit, max_queue):
+        self.key = key
+        self.user = user
+        self.topics = list(topics)
+        self.limit = limit
+        self.queue = queue.Queue(max_queue + 1)  # the last place is END's
+        self.ended = None  # why it was ended, once it was
+
+    def rooms(self):
+        return [rooms.user_room(self.user)] + [rooms.topic_room(t) for t in self.topics]
+
+
+class StreamHub:
+    """The open streams of this process, by room."""
+
+    def __init__(self, max_queue):
+        self.max_queue = max_queue
+        self.streams = {}  # key -> Stream
+        self.rooms = {}    # room -> set of keys
+        self.keys = itertools.count(1)
+        self.delivered = 0
+        self.shed = 0
+
+    def __len__(self):
+        return len(self.streams)
+
+    def new_key(self):
+        """A key for a new stream; unlike any Socket.IO sid (the relay holds both)."""
+        return f"sse:{next(self.keys)}"
+
+    def open(self, stream):
+        """Start delivering to ``stream`` (no I/O: it joins its rooms in one step)."""
+        self.streams[stream.key] = stream
+        for room in stream.rooms():
+            self.rooms.setdefault(room, set()).add(stream.key)
+
+    def close(self, key):
+        stream = self.streams.pop(key, None)
+        if stream is not None:
+            self._leave(stream, stream.rooms())
+
+    def _leave(self, stream, names):
+        for room in names:
+            keys = self.rooms.get(room)
+            if keys is not None:
+                keys.discard(stream.key)
+                if not keys:
+                    del self.rooms[room]
+
+    def deliver(self, batch):
+        """``batch``: ``(rooms, id, text, skip)`` in id order, as the relay fans out."""
+        for names, entry_id, text, skip in batch:
+            seen = set()
+            for room in names:
+                for key in tuple(self.rooms.get(room, ())):  # a shed stream leaves it
+                    if key in seen or (skip and key in skip):
+                        continue
+                    seen.add(key)
+                    stream = self.streams.get(key)
+                    if stream is not None:
+                        self._put(stream, (entry_id, text))
+
+    def _put(self, stream, item):
+        if stream.ended:
+            return
+        if stream.queue.qsize() >= self.max_queue:
+            self.shed += 1
+            self.end(stream, "too slow: it fell more than "
+                             f"{self.max_queue} notifications behind")
+            return
+        stream.queue.put_nowait(item)
+        self.delivered += 1
+
+    def end(self, stream, why):
+        """End ``stream``: its reader sends what is queued, then closes."""
+        if stream.ended:
+            return
+        stream.ended = why
+        self.close(stream.key)
+        stream.queue.put_nowait(END)
+
+    def end_user(self, user, why):
+        for stream in [s for s in self.streams.values() if s.user == user]:
+            self.end(stream, why)
+
+    def apply_change(self, user, added, removed, full=None):
+        """``user``'s subscriptions changed: their streams follow (within their limits)."""
+        for stream in [s for s in self.streams.values() if s.user == user]:
+            before = stream.rooms()
+            if stream.limit is not None and full is not None:
+                stream.topics = restrict(full, stream.limit)
+            else:
+                gone = restrict(removed, stream.limit)
+                stream.topics = [t for t in stream.topics if t not in gone]
+                stream.topics += [t for t in restrict(added, stream.limit)
+                                  if t not in stream.topics]
+            self._leave(stream, before)
+            self.open(stream)
