@@ -4,6 +4,7 @@ Each command reports a bad argument or an unreachable Redis as a one-line
 error and a non-zero exit, never a traceback.
 """
 import json
+import sys
 import time
 
 import click
@@ -12,6 +13,7 @@ from flask.cli import AppGroup, with_appcontext
 
 from . import accounts
 from .bus import BusUnavailable, IdempotencyConflict
+from . import notifications
 from .notifications import SEVERITIES, EnvelopeError
 from .redis_client import UNAVAILABLE
 
@@ -19,6 +21,7 @@ users = AppGroup("users", help="Manage user accounts.")
 apikeys = AppGroup("apikeys", help="Manage publisher API keys.")
 spark = AppGroup("spark", help="Run Spark jobs.")
 digest = AppGroup("digest", help="Email digests.")
+webhooks = AppGroup("webhooks", help="Webhook endpoints (notifications POSTed to URLs).")
 
 
 def _redis():
@@ -126,20 +129,33 @@ def revoke_tokens(name):
 
 
 @click.command("notify")
-@click.argument("topic")
-@click.argument("title")
+@click.argument("topic", required=False)
+@click.argument("title", required=False)
+@click.option("--stdin", "from_stdin", is_flag=True,
+              help="Publish the notifications given on standard input instead, one JSON "
+                   "envelope a line, checked all before any is stored; prints their ids.")
 @click.option("--body", help="Plain-text body, up to 4,000 characters.")
 @click.option("--severity", type=click.Choice(SEVERITIES), default="info", show_default=True)
 @click.option("--user", help="Make the notification private to this user.")
 @click.option("--data", "data_json", help="A JSON object of extra data.")
 @click.option("--correlation-id", help="Ties notifications of one run together.")
+@click.option("--url", help="Where it leads: an absolute http(s) URL or a path starting with /.")
 @click.option("--idempotency-key",
               help="Store it at most once under this key (a day): safe to rerun after a failure.")
 @with_appcontext
-def notify(topic, title, body, severity, user, data_json, correlation_id, idempotency_key):
-    """Publish a notification on TOPIC with TITLE; prints its id."""
+def notify(topic, title, from_stdin, body, severity, user, data_json, correlation_id, url,
+           idempotency_key):
+    """Publish a notification on TOPIC with TITLE; prints its id.
+
+    With --stdin, publish JSON lines from standard input instead (batches of 100)."""
+    if from_stdin:
+        if topic or title:
+            _fail("give either TOPIC and TITLE, or --stdin, not both")
+        return _notify_lines(sys.stdin, idempotency_key)
+    if not (topic and title):
+        _fail("TOPIC and TITLE are required (or --stdin for JSON lines)")
     envelope = {"topic": topic, "title": title, "severity": severity, "body": body,
-                "user": user, "correlation_id": correlation_id}
+                "user": user, "correlation_id": correlation_id, "url": url}
     if data_json is not None:
         try:
             envelope["data"] = json.loads(data_json)
@@ -152,6 +168,38 @@ def notify(topic, title, body, severity, user, data_json, correlation_id, idempo
     except (EnvelopeError, BusUnavailable, IdempotencyConflict) as exc:
         _fail(str(exc))
     click.echo(published["id"])
+
+
+MAX_LINES = 100_000
+
+
+def _notify_lines(stream, idempotency_key):
+    """Check every line first (a bad one names its line and stores nothing), then
+    publish in batches of 100, all or none each, under ``KEY:batch-N`` when keyed."""
+    envelopes = []
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        if len(envelopes) == MAX_LINES:
+            _fail(f"stdin: at most {MAX_LINES} notifications at once")
+        try:
+            envelope = json.loads(line)
+        except ValueError as exc:
+            _fail(f"line {number}: is not valid JSON ({exc})")
+        try:
+            notifications.validate(envelope)
+        except EnvelopeError as exc:
+            _fail(f"line {number}: {exc}")
+        envelopes.append(envelope)
+    bus = current_app.extensions["herald.bus"]
+    for start in range(0, len(envelopes), 100):
+        key = f"{idempotency_key}:batch-{start // 100}" if idempotency_key else None
+        try:
+            published, _ = bus.publish_envelopes(envelopes[start:start + 100], key)
+        except (EnvelopeError, BusUnavailable, IdempotencyConflict) as exc:
+            _fail(f"after {start} stored: {exc}")
+        for answer in published["notifications"]:
+            click.echo(answer["id"])
 
 
 @spark.command("rollup")
@@ -234,7 +282,66 @@ def digest_send_now(digest_id):
                "nothing collected yet; nothing sent")
 
 
+@webhooks.command("create")
+@click.argument("url")
+@click.option("--topic", "topics", multiple=True, required=True,
+              help="A topic prefix it gets ('*' for all); repeat for more.")
+@click.option("--min-severity", type=click.Choice(SEVERITIES), default="info", show_default=True)
+@click.option("--private", is_flag=True,
+              help="Send it private notifications too (never sent otherwise).")
+@click.option("--secret", help="The signing secret (default: Herald makes one).")
+def webhooks_create(url, topics, min_severity, private, secret):
+    """Register webhook URL; prints its id and signing secret (shown only this once)."""
+    from .webhooks import store
+    data = {"url": url, "topics": list(topics), "min_severity": min_severity, "private": private}
+    if secret is not None:
+        data["secret"] = secret
+    try:
+        record = _accounts(store.create, data, "cli")
+    except store.WebhookError as exc:
+        _fail(str(exc))
+    click.echo(f"created webhook {record['id']}")
+    click.echo(f"secret (shown only this once): {record['secret']}")
+
+
+@webhooks.command("list")
+def webhooks_list():
+    """Every webhook: id, URL, topics, min severity, and its deliveries' state."""
+    from .webhooks import store
+    records = _accounts(store.list_all)
+    if not records:
+        click.echo("no webhooks", err=True)
+    for r in records:
+        s = _accounts(store.state, r["id"])
+        error = f"  last error: {s['last_error']}" if s["last_error"] else ""
+        click.echo(f"{r['id']}  {r['url']}  {','.join(r['topics'])}  {r['min_severity']}"
+                   f"{'  private' if r['private'] else ''}  pending {s['pending']}, parked "
+                   f"{s['parked']}, delivered {s['delivered']}{error}")
+
+
+@webhooks.command("delete")
+@click.argument("endpoint_id")
+def webhooks_delete(endpoint_id):
+    """Delete webhook ENDPOINT_ID, with what it has queued and parked."""
+    from .webhooks import store
+    if not _accounts(store.delete, endpoint_id):
+        _fail(f"no webhook {endpoint_id!r} (see `webhooks list`)")
+    click.echo(f"deleted webhook {endpoint_id}")
+
+
+@webhooks.command("retry")
+@click.argument("endpoint_id")
+def webhooks_retry(endpoint_id):
+    """Deliver ENDPOINT_ID's parked (failed) deliveries again, before what is queued."""
+    from .webhooks import store
+    moved = _accounts(store.requeue_parked, endpoint_id)
+    if moved is None:
+        _fail(f"no webhook {endpoint_id!r} (see `webhooks list`)")
+    click.echo(f"requeued {moved} parked deliver{'y' if moved == 1 else 'ies'}")
+
+
 def init_app(app):
+    app.cli.add_command(webhooks)
     app.cli.add_command(digest)
     app.cli.add_command(spark)
     app.cli.add_command(users)

@@ -5,10 +5,12 @@ delivery beyond an integer addition:
 
 - every web process writes a snapshot of its figures (connected clients,
   deliveries, batch sizes, relay lag, Redis reconnects, slow-client
-  disconnects) to ``herald:metrics:web:<host>:<pid>`` every few seconds,
+  disconnects, open event streams and their deliveries) to ``herald:metrics:web:<host>:<pid>`` every few seconds,
   with an expiry, so a process that died drops out;
 - the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
-  backlog, digest emails sent and failed, Spark job outcomes).
+  backlog, digest emails sent and failed, Spark job outcomes, webhook
+  deliveries); the webhook queue gauges are read from the queues themselves
+  (app/webhooks/figures.py).
 
 ``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
 any of them), renders all of it in the Prometheus text format
@@ -29,6 +31,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from . import worker_status
 from .redis_client import UNAVAILABLE
+from .webhooks import figures as webhook_figures
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,9 @@ def web_snapshot(app):
         "abusive_disconnects": sio.abusive_disconnects,
         "join_timeouts": sio.join_timeouts,
         "connections_refused": getattr(app.extensions.get("herald.server"), "refused", 0),
+        "sse_streams": len(app.extensions["herald.streams"]),
+        "sse_deliveries": app.extensions["herald.streams"].delivered,
+        "sse_shed": app.extensions["herald.streams"].shed,
         "batch_size": sio.batch_sizes.state(),
         "relay_lag": relay.lag.state(),
         "at": time.time(),
@@ -185,6 +191,14 @@ class HeraldCollector:
                 "herald_connections_refused",
                 "Connections refused at the connection limits (in total, per address).",
                 labels=["process"]),
+            "sse_streams": GaugeMetricFamily(
+                "herald_sse_streams", "Server-Sent Events streams open now.", labels=["process"]),
+            "sse_deliveries": CounterMetricFamily(
+                "herald_sse_deliveries", "Notifications queued to event streams (one per stream).",
+                labels=["process"]),
+            "sse_shed": CounterMetricFamily(
+                "herald_sse_slow_streams_ended", "Event streams ended for falling behind.",
+                labels=["process"]),
         }
         batch = HistogramMetricFamily("herald_fanout_batch_size",
                                       "Notifications fanned out together.", labels=["process"])
@@ -215,6 +229,10 @@ class HeraldCollector:
                 f"herald_{field}", text)
             family.add_metric([], value)
             yield family
+        try:
+            yield from webhook_figures.families(client, workers)
+        except UNAVAILABLE:
+            pass
 
 
 def registry_for(app):

@@ -8,8 +8,10 @@
 - The web server (``wsgi.py``) on ``HOST``:``PORT`` (127.0.0.1:5000), as
   ``WEB_PROCESSES`` processes (default 1) sharing the port (SO_REUSEPORT), and the
   workers: the ZeroMQ bridge (ports 5557-5559, see workers/zmq_bridge.py)
-  the archiver (var/archive/, the Spark rollup's input) and the digest
-  worker (emails through ``SMTP_URL``); with ``DEMO=1`` also a demo publisher.
+  the archiver (var/archive/, the Spark rollup's input), the digest
+  worker (emails through ``SMTP_URL``) and the webhook worker; with ``DEMO=1`` also a demo publisher.
+- Logs: the children write to the supervisor's stderr, as text when that is a
+  terminal and as JSON lines otherwise (``LOG_FORMAT`` overrides).
 - A child that dies is restarted with backoff. Ctrl-C (or SIGTERM) stops the
   children, then the private redis-server, and exits. Every child dies with
   the supervisor even when it is killed outright (SIGKILL): the kernel sends
@@ -28,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import accounts, processes, subscriptions  # noqa: E402
+from app import accounts, logs, processes, subscriptions  # noqa: E402
 from app.config import port as config_port  # noqa: E402
 from app.config import Config, private_redis_socket, var_dir  # noqa: E402
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
@@ -191,6 +193,9 @@ def main(extra_env=None, extra_children=None):
     web_processes = web_process_count()
     var_dir().mkdir(parents=True, exist_ok=True)
     Config()  # a setting that cannot work ends here, in one line, not in a restarting child
+    # Decided once, here: text logs when `make run` writes to a terminal, JSON when its
+    # output goes to a file or a pipe (the children write to the same stderr).
+    os.environ["LOG_FORMAT"] = logs.choose_format(sys.stderr)
     pidfile = claim_pidfile()
     try:
         run(host, port, web_processes, extra_env, extra_children)
@@ -222,7 +227,8 @@ def run(host, port, web_processes, extra_env, extra_children):
                 for n in range(web_processes)]
     children += [Child("zmq bridge", [PY, "-m", "workers.zmq_bridge"], env),
                 Child("archiver", [PY, "-m", "workers.archiver"], env),
-                Child("digest worker", [PY, "-m", "workers.digest"], env)]
+                Child("digest worker", [PY, "-m", "workers.digest"], env),
+                Child("webhook worker", [PY, "-m", "workers.webhooks"], env)]
     if os.environ.get("DEMO") == "1":
         children.append(Child("demo publisher", [PY, "-m", "workers.demo"], env))
     try:

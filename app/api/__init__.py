@@ -3,4 +3,5 @@ from flask import Blueprint
 
 bp = Blueprint("api", __name__)
 
-from . import digests, errors, feed, routes, spark  # noqa: E402,F401  (registers handlers and routes on bp)
+from . import digests, errors, feed, routes, spark, stream  # noqa: E402,F401  (registers handlers and routes on bp)
+from . import webhooks  # noqa: E402,F401  (the /api/webhooks routes)

@@ -63,6 +63,12 @@ def digests():
     return _page("digests.html", admin_only=True)
 
 
+@bp.route("/webhooks")
+def webhooks():
+    """Admins: the endpoints notifications are POSTed to, and how their deliveries go."""
+    return _page("webhooks.html", admin_only=True)
+
+
 @bp.route("/vendor/<name>")
 def vendor(name):
     path = VENDOR.get(name)

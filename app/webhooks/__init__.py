@@ -1,0 +1,20 @@
+"""Webhooks: notifications POSTed, signed, to the HTTP endpoints admins register.
+
+- ``store``: the endpoints (URL, topic prefixes, min severity, secret,
+  ``private``) and what each has queued, parked and delivered;
+- ``outbound``: where a webhook may point (http/https only, no loopback,
+  private or reserved address unless ``WEBHOOK_ALLOW`` says so), checked at
+  registration and again, on the resolved address, at every delivery;
+- ``signing``: the ``Herald-Signature`` header, and how a receiver checks it;
+- ``post``: one POST to the checked address (timeouts, no redirects);
+- ``dispatch``: ``herald:stream`` (a consumer group) into each matching
+  endpoint's queue, acknowledged in the same atomic step;
+- ``sender``: one per endpoint: its queue in order, retries with backoff,
+  parking;
+- ``worker``: the dispatcher and the senders in one process
+  (``python -m workers.webhooks``);
+- ``settings``: the worker's ``WEBHOOK_*`` settings;
+- ``figures``: the webhook metrics in ``/metrics``.
+
+See docs/webhooks.md.
+"""

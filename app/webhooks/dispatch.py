@@ -1,0 +1,105 @@
+"""Dispatching: each notification of ``herald:stream`` into every matching endpoint's queue.
+
+The worker reads the stream as the consumer group ``herald:webhooks``. For
+each entry, one Lua script pushes it onto the queue of every endpoint that
+wants it (and still exists) and acknowledges it: all of it happens or none,
+so after a crash an entry is either queued everywhere and acknowledged, or
+still pending (read again on restart), never queued twice nor lost.
+
+An endpoint gets what was published after it was registered, never older
+entries (the worker may be behind when an endpoint is added).
+"""
+import logging
+
+import orjson
+import redis
+
+from ..bus import STREAM
+from ..notifications import id_key, with_id
+from . import store
+
+log = logging.getLogger("herald.webhooks")
+
+CONSUMER = "webhook-worker"
+READ_COUNT = 200
+
+# KEYS: stream, then n endpoint keys, then their n queues. ARGV: group, entry id,
+# item. Queues the item for each endpoint that still exists, then XACKs.
+_FAN_OUT_LUA = """
+local n = (#KEYS - 1) / 2
+local queued = {}
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[1 + i]) == 1 then
+    redis.call('RPUSH', KEYS[1 + n + i], ARGV[3])
+    queued[#queued + 1] = i
+  end
+end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+return queued
+"""
+
+
+class Dispatcher:
+    """Reads the stream and queues; ``queued(endpoint_id)`` is called for each delivery queued."""
+
+    def __init__(self, client, queued=lambda endpoint_id: None):
+        self.client = client
+        self.queued = queued
+        self.records, self.version = [], None
+        self.backlog_done = False  # our own pending entries (after a crash) come first
+        self.fan_out = client.register_script(_FAN_OUT_LUA)
+        self.dispatched = 0
+
+    def endpoints(self):
+        """The endpoints, reloaded when one changed."""
+        version = self.client.get(store.CHANGED)
+        if version != self.version or self.version is None:
+            self.records = store.list_all(self.client)
+            self.version = version
+        return self.records
+
+    def step(self, block_ms=500):
+        """Read and queue one batch; returns how many entries it handled."""
+        try:
+            entries = self._read(block_ms)
+        except redis.ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            log.warning("the consumer group is gone (herald:stream recreated?); making it again")
+            store.ensure_group(self.client)
+            self.backlog_done = False
+            return 0
+        for entry_id, fields in entries:
+            self.dispatch(entry_id, fields)
+        return len(entries)
+
+    def _read(self, block_ms):
+        if not self.backlog_done:
+            replies = self.client.xreadgroup(store.GROUP, CONSUMER, {STREAM: "0"}, count=READ_COUNT)
+            entries = replies[0][1] if replies else []
+            self.backlog_done = not entries
+            if entries:
+                return entries
+        replies = self.client.xreadgroup(store.GROUP, CONSUMER, {STREAM: ">"}, count=READ_COUNT,
+                                         block=block_ms)
+        return replies[0][1] if replies else []
+
+    def dispatch(self, entry_id, fields):
+        if not fields:  # trimmed from the stream before we read it
+            log.warning("notification %s was trimmed before it was dispatched", entry_id)
+            self.client.xack(STREAM, store.GROUP, entry_id)
+            return
+        body = with_id(fields[b"envelope"], entry_id)
+        envelope = orjson.loads(body)
+        published_ms = id_key(entry_id)[0]
+        wanting = [r for r in self.endpoints()
+                   if published_ms >= int(r["created"] * 1000)
+                   and store.wants(r, envelope["topic"], envelope.get("severity", "info"),
+                                   envelope.get("user"))]
+        entry = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+        keys = [STREAM, *[store.key(r["id"]) for r in wanting],
+                *[store.queue_key(r["id"]) for r in wanting]]
+        queued = self.fan_out(keys=keys, args=[store.GROUP, entry, entry.encode() + b" " + body])
+        self.dispatched += 1
+        for index in queued:
+            self.queued(wanting[index - 1]["id"])

@@ -1,0 +1,139 @@
+/*
+ * One webhook endpoint in the Webhooks page's table: where it points, what it
+ * takes, how its deliveries go (waiting, parked, last error, last success in
+ * the reader's own time), and its actions: deliver the parked ones again,
+ * delete. Delete asks first, in the row itself ("Yes, delete / No, keep it",
+ * the focus on "No", Escape for no as well).
+ *
+ * The page refreshes the state every few seconds: only the state cell is
+ * redrawn then, so that the focus stays where the reader left it.
+ */
+(function (herald) {
+  'use strict';
+
+  herald.webhookError = function (xhr) {
+    return (xhr && xhr.responseJSON && xhr.responseJSON.error) || 'failed: HTTP ' + (xhr && xhr.status);
+  };
+
+  // A URL as HTML that may wrap after its punctuation, and inside long runs
+  // (<wbr>), so that it fits a phone's width: URLs have no spaces to wrap at.
+  function breakable(url) {
+    return _.map(String(url).match(/[^\/.?&=_-]{1,12}[\/.?&=_-]*|[\/.?&=_-]+/g) || [], _.escape)
+      .join('<wbr>');
+  }
+
+  herald.WebhookRowView = Backbone.View.extend({
+    tagName: 'tr',
+
+    template: function (w) {
+      var e = _.escape;
+      return '<td data-label="URL"><code>' + breakable(w.url) + '</code>' +
+        (w['private'] ? '<br><small>private notifications too</small>' : '') + '</td>' +
+        '<td data-label="Topics"><code>' + e(w.topics.join(', ')) + '</code></td>' +
+        '<td data-label="At least">' + e(w.min_severity) + '</td>' +
+        '<td class="state" data-label="Deliveries">' + this.state(w) + '</td>' +
+        '<td class="actions">' + this.actions(w) + '</td>';
+    },
+
+    state: function (w) {
+      var e = _.escape, lines = [];
+      lines.push(w.pending + ' waiting' + (w.retrying ? ' (the first failed ' + w.retrying +
+        ' time' + (w.retrying === 1 ? '' : 's') + ')' : '') + ', ' + w.parked + ' parked, ' +
+        w.delivered + ' delivered');
+      if (w.last_success_at) lines.push('last success ' + herald.timeHtml(w.last_success_at * 1000));
+      if (w.last_error) {
+        lines.push('<span class="error">last error: ' + e(w.last_error) + '</span>' +
+          (w.last_error_at ? ' (' + herald.timeHtml(w.last_error_at * 1000) + ')' : ''));
+      }
+      return lines.join('<br>');
+    },
+
+    actions: function (w) {
+      var e = _.escape, which = ' webhook to ' + e(w.url);
+      if (this.confirming) {
+        return '<span class="confirm" role="group" aria-label="Confirm delete">' +
+          '<span class="question">Delete the webhook to ' + breakable(w.url) + '?</span> ' +
+          '<button type="button" class="confirm-delete danger">Yes, delete</button>' +
+          '<button type="button" class="cancel-delete">No, keep it</button></span>';
+      }
+      return (w.parked ? '<button type="button" class="retry" aria-label="Deliver the parked ' +
+        'ones of the' + which + ' again">Retry parked</button>' : '') +
+        '<button type="button" class="delete" aria-label="Delete the' + which + '">Delete</button>';
+    },
+
+    events: {
+      'click .retry': 'retry',
+      'click .delete': 'ask',
+      'click .confirm-delete': 'destroy',
+      'click .cancel-delete': 'keep',
+      'keydown .confirm': 'escape'
+    },
+
+    initialize: function (options) {
+      this.page = options.page;
+      this.confirming = false;
+      this.listenTo(this.model, 'change', this.refresh);
+      this.listenTo(this.model, 'destroy remove', this.remove);
+    },
+
+    render: function () {
+      this.$el.attr('data-id', this.model.id).html(this.template(this.model.toJSON()));
+      return this;
+    },
+
+    // New figures: the state cell, and the actions only when "Retry parked" comes or goes
+    // (and the focus is not in them).
+    refresh: function () {
+      var w = this.model.toJSON();
+      this.$('.state').html(this.state(w));
+      var hasRetry = this.$('.retry').length > 0;
+      if (!this.confirming && hasRetry !== Boolean(w.parked) &&
+          !$.contains(this.$('.actions')[0], document.activeElement)) {
+        this.$('.actions').html(this.actions(w));
+      }
+    },
+
+    failed: function (xhr) {
+      if (xhr.status === 404) this.page.gone(this.model);
+      else this.page.notice(herald.webhookError(xhr), true);
+    },
+
+    retry: function () {
+      var view = this;
+      this.model.retryParked()
+        .done(function (reply) {
+          view.page.notice('Delivering ' + reply.requeued + ' parked notification' +
+            (reply.requeued === 1 ? '' : 's') + ' to ' + view.model.get('url') + ' again.');
+          view.model.fetch();
+        })
+        .fail(_.bind(this.failed, this));
+    },
+
+    ask: function () {
+      this.confirming = true;
+      this.render();
+      this.$('.cancel-delete').trigger('focus');
+    },
+
+    keep: function () {
+      this.confirming = false;
+      this.render();
+      this.$('.delete').trigger('focus');
+    },
+
+    escape: function (event) {
+      if (event.key === 'Escape') this.keep();
+    },
+
+    destroy: function () {
+      var view = this, page = this.page, url = this.model.get('url');
+      this.$('.confirm button').prop('disabled', true);
+      this.model.destroy({wait: true})
+        .done(function () { page.deleted(url); })
+        .fail(function (xhr) {
+          view.$('.confirm button').prop('disabled', false);
+          view.failed(xhr);
+        });
+    }
+  });
+})(window.herald = window.herald || {});

@@ -1,0 +1,52 @@
+"""The webhook worker: every matching notification POSTed, signed, to each registered endpoint.
+
+    python -m workers.webhooks        # make run starts it
+
+Reads ``herald:stream`` as the consumer group ``herald:webhooks``, queues
+each notification for every endpoint that wants it, and sends each
+endpoint's queue in order from a thread of its own (app/webhooks/).
+Settings: ``WEBHOOK_ALLOW``, ``WEBHOOK_BACKOFF_BASE``, ``WEBHOOK_BACKOFF_MAX``,
+``WEBHOOK_RETRY_FOR``, ``WEBHOOK_4XX_RETRIES``, ``WEBHOOK_CONNECT_TIMEOUT``,
+``WEBHOOK_TIMEOUT``, ``REDIS_URL``; see docs/webhooks.md.
+
+Guarantees: nothing published after an endpoint was registered is lost, by
+a crash of this worker or of Redis (append-only file on); each endpoint
+gets its notifications in id order, at least once, with a ``Herald-Delivery``
+id that is the same on every attempt. Run one webhook worker per Redis.
+"""
+import logging
+import signal
+
+from app import logs, worker_status
+from app.config import redis_url
+from app.redis_client import connect
+from app.webhooks import outbound, store
+from app.webhooks.settings import Settings
+from app.webhooks.worker import Worker
+
+log = logging.getLogger("herald.webhooks")
+WORKER = "webhook worker"
+
+
+def main():
+    logs.configure()
+    # A connection for each endpoint's sender at once, and the dispatcher's.
+    client = connect(redis_url(), socket_timeout=10, max_connections=store.MAX_ENDPOINTS + 10)
+    try:
+        settings = Settings.from_env()
+        outbound.check_allow_setting()
+    except SystemExit as exc:
+        worker_status.fault(client, WORKER, f"{exc}; fix the setting and restart")
+        raise
+    worker_status.ok(client, WORKER)
+    running = [True]
+    signal.signal(signal.SIGTERM, lambda *_: running.clear())
+    signal.signal(signal.SIGINT, lambda *_: running.clear())
+    worker = Worker(client, settings)
+    log.info("delivering webhooks")
+    worker.run(lambda: bool(running))
+    log.info("stopped; %d notifications dispatched", worker.dispatcher.dispatched)
+
+
+if __name__ == "__main__":
+    main()
