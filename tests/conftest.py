@@ -32,14 +32,15 @@ AREAS = ("e2e", "spark", "fuzz")  # folders whose tests carry the marker of that
 
 def pytest_collection_modifyitems(items):
     """Mark tests by folder (e2e, spark, fuzz: all slow too), and as slow every
-    test that runs a web server of its own (the ``live_server`` fixture)."""
+    test that runs a web server or worker of its own (``live_server``,
+    ``server``, ``start_worker`` fixtures)."""
     for item in items:
         area = Path(str(item.fspath)).relative_to(ROOT / "tests").parts[0]
         if area in AREAS:
             item.add_marker(area)
             item.add_marker("slow")
-        elif "live_server" in getattr(item, "fixturenames", ()):
-            item.add_marker("slow")
+        elif {"live_server", "start_worker", "server"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker("slow")  # a web server or worker process of its own
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,8 @@ def check_page(page, what):
     assert violations == [], f"{what}: {violations}"
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE, {"width": 360, "height": 740}],
+                         ids=["desktop", "phone", "360px"])
 def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
     accounts.create_user(redis, "root", "root-password", admin=True)
     subscriptions.add(redis, "root", ["ops"], limit=10)
@@ -40,7 +41,8 @@ def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
         page.goto(live_server.url + f"/?n={sent}")
         expect(page.locator("#detail h2")).to_be_visible()
         check_page(page, "detail")
-        for path, link in (("/preferences", "Preferences"), ("/jobs", "Jobs"), ("/digests", "Digests")):
+        for path, link in (("/preferences", "Preferences"), ("/jobs", "Jobs"), ("/digests", "Digests"),
+                           ("/webhooks", "Webhooks")):
             page.goto(live_server.url + path)
             page.wait_for_selector("#connection[data-state=connected]")
             expect(page.locator("nav a[aria-current=page]")).to_have_text(link)

@@ -1,9 +1,8 @@
 """Webhook delivery end to end: the real worker process POSTing to real loopback receivers.
 
 Backoff is shortened for tests (WEBHOOK_BACKOFF_BASE=0.05 s, WEBHOOK_BACKOFF_MAX=0.5 s,
-see conftest.py); the receiver's down time is DOWN_SECONDS (the issue's 30 s
-would only make the test slower: with the short backoff the worker retries
-many times within it all the same).
+see conftest.py), so a receiver down for DOWN_SECONDS (30, as the issue asks;
+WEBHOOK_TEST_DOWN_SECONDS changes it) is retried many times meanwhile.
 """
 import hashlib
 import hmac
@@ -18,7 +17,7 @@ from app.webhooks import store
 from tests.support import wait_until
 from tests.webhooks.conftest import register
 
-DOWN_SECONDS = float(os.environ.get("WEBHOOK_TEST_DOWN_SECONDS", "3"))
+DOWN_SECONDS = float(os.environ.get("WEBHOOK_TEST_DOWN_SECONDS", "30"))
 
 
 def publish(redis, count, topic="ops.db", **fields):
