@@ -118,10 +118,20 @@ def _events(client, relay, hub, opened, last_id, position, heartbeat):
             except queue.Empty:
                 yield b": heartbeat\n\n"
                 continue
+            # Whatever else is queued goes out in the same write: a busy stream
+            # costs one write per wake-up, not one per notification.
+            chunk = []
+            while item is not END:
+                chunk.append(notification(*item))
+                try:
+                    item = opened.queue.get_nowait()
+                except queue.Empty:
+                    break
+            if chunk:
+                yield b"".join(chunk)
             if item is END:
                 log.info("stream of %s ended: %s", opened.user, opened.ended)
                 return
-            yield notification(*item)
     except UNAVAILABLE:
         log.warning("stream of %s ended: Redis is unreachable", opened.user)
     finally:
