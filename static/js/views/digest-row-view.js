@@ -13,7 +13,9 @@
     return (xhr && xhr.responseJSON && xhr.responseJSON.error) || 'failed: HTTP ' + (xhr && xhr.status);
   };
 
-  herald.DigestRowView = Backbone.View.extend({
+  herald.DigestRowView = Backbone.View.extend(_.extend({
+    confirmName: 'email',  // what the delete question and notice name (confirm-delete.js)
+
     tagName: 'tr',
 
     template: function (d) {
@@ -79,33 +81,6 @@
 
     edit: function () { this.page.edit(this.model); },
 
-    preview: function (event) { this.page.preview(this.model, event.currentTarget); },
-
-    ask: function () {
-      this.confirming = true;
-      this.render();
-      this.$('.cancel-delete').trigger('focus');
-    },
-
-    keep: function () {
-      this.confirming = false;
-      this.render();
-      this.$('.delete').trigger('focus');
-    },
-
-    escape: function (event) {
-      if (event.key === 'Escape') this.keep();
-    },
-
-    destroy: function () {
-      var view = this, page = this.page, email = this.model.get('email');
-      this.$('.confirm button').prop('disabled', true);
-      this.model.destroy({wait: true})
-        .done(function () { page.deleted(email); })
-        .fail(function (xhr) {
-          view.$('.confirm button').prop('disabled', false);
-          view.failed(xhr);
-        });
-    }
-  });
+    preview: function (event) { this.page.preview(this.model, event.currentTarget); }
+  }, herald.ConfirmDelete));
 })(window.herald = window.herald || {});

@@ -22,7 +22,9 @@
       .join('<wbr>');
   }
 
-  herald.WebhookRowView = Backbone.View.extend({
+  herald.WebhookRowView = Backbone.View.extend(_.extend({
+    confirmName: 'url',  // what the delete question and notice name (confirm-delete.js)
+
     tagName: 'tr',
 
     template: function (w) {
@@ -107,33 +109,6 @@
           view.model.fetch();
         })
         .fail(_.bind(this.failed, this));
-    },
-
-    ask: function () {
-      this.confirming = true;
-      this.render();
-      this.$('.cancel-delete').trigger('focus');
-    },
-
-    keep: function () {
-      this.confirming = false;
-      this.render();
-      this.$('.delete').trigger('focus');
-    },
-
-    escape: function (event) {
-      if (event.key === 'Escape') this.keep();
-    },
-
-    destroy: function () {
-      var view = this, page = this.page, url = this.model.get('url');
-      this.$('.confirm button').prop('disabled', true);
-      this.model.destroy({wait: true})
-        .done(function () { page.deleted(url); })
-        .fail(function (xhr) {
-          view.$('.confirm button').prop('disabled', false);
-          view.failed(xhr);
-        });
     }
-  });
+  }, herald.ConfirmDelete));
 })(window.herald = window.herald || {});
