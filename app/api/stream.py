@@ -23,11 +23,11 @@ import queue
 import orjson
 from flask import Response, current_app, jsonify, request
 
-from .. import accounts, extensions, history, subscriptions
+from .. import accounts, extensions, subscriptions
 from ..auth import stream_tokens, tokens
 from ..auth.guards import Unauthorized, identify
-from ..notifications import EnvelopeError, check_cursor, id_key, restrict
-from ..realtime.namespace import newest
+from ..notifications import EnvelopeError, check_cursor, restrict
+from ..realtime import replay
 from ..realtime.streams import END, Stream
 from ..redis_client import UNAVAILABLE
 from . import access, bp
@@ -141,25 +141,16 @@ def _events(client, relay, hub, opened, last_id, position, heartbeat):
 
 
 def _replay(client, relay, hub, opened, last_id):
-    """What the stream missed since ``last_id``, then hand it over to the hub."""
-    cursor, count = last_id, 0
-    # 0 asks for all the history there is, which cannot have a gap.
-    recovered = not (id_key(last_id) > (0, 0) and history.missed_history(client, last_id))
-    if not recovered:
-        yield event(b"reset", {"reason": "last_id is older than the retained history"})
-        cursor = None
-    else:
-        for visible, cursor in history.replay(client, opened.user, opened.topics, last_id):
-            for envelope in visible:
+    """What the stream missed since ``last_id`` (realtime/replay.py), as events; then
+    it is live, in the hub."""
+    def go_live(topics):
+        opened.topics = list(topics)
+        hub.open(opened)
+
+    for name, payload in replay.steps(client, relay, opened.key, opened.user, opened.topics,
+                                      last_id, go_live):
+        if name == "notifications":
+            for envelope in payload:
                 yield notification(envelope["id"], orjson.dumps(envelope))
-            count += len(visible)
-    # From here to open(): no I/O, so no other greenlet runs (see relay.release).
-    topics, pending = relay.release(opened.key, cursor)
-    opened.topics = list(topics)
-    hub.open(opened)
-    for envelope in pending:
-        yield notification(envelope["id"], orjson.dumps(envelope))
-    if pending:
-        cursor = newest(cursor, pending[-1]["id"])
-    yield event(b"replayed", {"recovered": recovered, "count": count + len(pending),
-                              "last_id": newest(cursor, relay.feed.position)})
+        else:
+            yield event(name.encode(), payload)

@@ -7,6 +7,7 @@
     server.py             HeraldServer: Socket.IO policy (fan-out, shedding slow
                           clients, refusing bad packets)
     namespace.py          NotificationsNamespace: connect, replay, subscriptions, read
+    replay.py             one replay (held, read, released), for sockets and streams
     streams.py            Server-Sent Events streams, fed by the same relay
                           (the endpoint: app/api/stream.py)
     transport/            the websocket transport (Engine.IO and gevent-websocket

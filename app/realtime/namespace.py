@@ -31,22 +31,16 @@ import logging
 
 import socketio
 
-from .. import history, read_state, subscriptions
+from .. import read_state, subscriptions
 from ..auth import tokens
-from ..notifications import EnvelopeError, check_cursor, id_key, restrict, within
+from ..notifications import EnvelopeError, check_cursor, restrict, within
 from ..redis_client import UNAVAILABLE
-from . import rooms
+from . import replay, rooms
 
 log = logging.getLogger(__name__)
 
 Refused = socketio.exceptions.ConnectionRefusedError
 CONNECT_WAIT = 5.0
-
-
-def newest(*ids):
-    """The newest of stream ids (None ones ignored), or None."""
-    present = [i for i in ids if i]
-    return max(present, key=id_key) if present else None
 
 
 class NotificationsNamespace(socketio.Namespace):
@@ -103,31 +97,11 @@ class NotificationsNamespace(socketio.Namespace):
             if not self._wait_connected(sid):
                 self._not_live(sid)
                 return
-            cursor, count = last_id, 0
-            # 0 asks for all the history there is, which cannot have a gap.
-            recovered = not (id_key(last_id) > (0, 0)
-                             and history.missed_history(self.client, last_id))
-            if not recovered:
-                self.emit("reset", {"reason": "last_id is older than the retained history"},
-                          to=sid)
-                cursor = None
-            else:
-                for visible, cursor in history.replay(self.client, name, topics, last_id):
-                    if sid not in self.users:
-                        return  # gone while we read
-                    if visible:
-                        self.emit("notifications", visible, to=sid)
-                        count += len(visible)
-            # From here to the last emit: no I/O, so no other greenlet runs.
-            if sid not in self.users:
-                return
-            topics, pending = self.relay.release(sid, cursor)
-            self._go_live(sid, name, topics)
-            if pending:
-                self.emit("notifications", pending, to=sid)
-                cursor = newest(cursor, pending[-1]["id"])
-            self.emit("replayed", {"recovered": recovered, "count": count + len(pending),
-                                   "last_id": newest(cursor, self.relay.feed.position)}, to=sid)
+            for event, payload in replay.steps(
+                    self.client, self.relay, sid, name, topics, last_id,
+                    lambda live: self._go_live(sid, name, live),
+                    gone=lambda: sid not in self.users):
+                self.emit(event, payload, to=sid)
         except UNAVAILABLE:
             log.warning("replay for %s stopped: Redis is unreachable; disconnecting it", name)
             self.disconnect(sid)

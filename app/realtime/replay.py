@@ -1,0 +1,56 @@
+"""One replay, as Socket.IO connections and event streams both need it.
+
+A connection (or stream) that resumes from ``last_id`` is *held* by the relay
+from before history is read (relay.hold), so nothing published meanwhile is
+lost. :func:`steps` reads what it missed and yields what to send, in order:
+
+- ``("reset", {...})`` when ``last_id`` is past history (or from another
+  epoch of the stream): not recoverable;
+- ``("notifications", [envelopes])``, chunk by chunk;
+- then it releases the hold and calls ``go_live(topics)``, with no I/O
+  between the two (gevent switches only on I/O), so every later notification
+  reaches the connection live and the held ones the replay covered are dropped;
+- ``("notifications", pending)``: what came while it was held, past the replay;
+- ``("replayed", {"recovered", "count", "last_id"})``.
+
+The caller sends each step (Socket.IO events, SSE events). ``gone()`` says the
+connection went away meanwhile: the replay stops, before any release (the
+caller then forgets the hold).
+"""
+from .. import history
+from ..notifications import id_key
+
+RESET = {"reason": "last_id is older than the retained history"}
+
+
+def newest(*ids):
+    """The newest of stream ids (None ones ignored), or None."""
+    present = [i for i in ids if i]
+    return max(present, key=id_key) if present else None
+
+
+def steps(client, relay, key, user, topics, last_id, go_live, gone=lambda: False):
+    """Yield ``(event, payload)`` for the replay of ``key`` (held by ``relay``)."""
+    cursor, count = last_id, 0
+    # 0 asks for all the history there is, which cannot have a gap.
+    recovered = not (id_key(last_id) > (0, 0) and history.missed_history(client, last_id))
+    if not recovered:
+        yield "reset", RESET
+        cursor = None
+    else:
+        for visible, cursor in history.replay(client, user, topics, last_id):
+            if gone():
+                return
+            if visible:
+                yield "notifications", visible
+                count += len(visible)
+    if gone():
+        return
+    # From here to go_live: no I/O, so no other greenlet runs.
+    live_topics, pending = relay.release(key, cursor)
+    go_live(live_topics)
+    if pending:
+        yield "notifications", pending
+        cursor = newest(cursor, pending[-1]["id"])
+    yield "replayed", {"recovered": recovered, "count": count + len(pending),
+                       "last_id": newest(cursor, relay.feed.position)}
