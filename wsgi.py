@@ -69,6 +69,9 @@ def serve():
     # Snoozed notifications come back when due, even across restarts (their
     # times are in Redis; every web process looks, one wakes each).
     gevent.spawn(user_state.keep_waking, app.extensions["herald.redis"], lambda: relay.running)
+    # Who is online, in every process's view (app/presence.py).
+    presence = app.extensions["herald.presence"]
+    gevent.spawn(presence.keep, lambda: relay.running)
     # ACCESS_LOG=1: one line per request, through logging (so in LOG_FORMAT too).
     access_log = logging.getLogger("herald.access") if os.environ.get("ACCESS_LOG") == "1" else None
     sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
@@ -86,6 +89,10 @@ def serve():
         log.info("stopping")
         relay.stop()
         server.stop(timeout=2)
+        try:
+            presence.retire()  # its users leave now, unless another process holds them
+        except Exception as exc:  # Redis away: the others reap this process's counts later
+            log.warning("presence not retired: %s", exc)
 
     gevent.signal_handler(signal.SIGTERM, shutdown)
     gevent.signal_handler(signal.SIGINT, shutdown)

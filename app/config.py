@@ -146,6 +146,14 @@ class Config:
         self.MAX_CONNECTIONS = _int("MAX_CONNECTIONS", 0)
         self.MAX_CONNECTIONS_PER_ADDRESS = _int(
             "MAX_CONNECTIONS_PER_ADDRESS", 0 if _int("TRUSTED_PROXIES", 0) else 500)
+        # A reconnect storm (app/realtime/storm.py): Socket.IO connects and event streams
+        # admitted a second, and at once (ADMIT_RATE 0: no bound); replays run at once,
+        # and waiting their turn (REPLAY_CONCURRENCY 0: no bound). Past them a connect
+        # is refused at once with "unavailable: busy, retry later" and a retry_after.
+        self.ADMIT_RATE = _int("ADMIT_RATE", 0)
+        self.ADMIT_BURST = _int("ADMIT_BURST", 0)
+        self.REPLAY_CONCURRENCY = _int("REPLAY_CONCURRENCY", 8)
+        self.REPLAY_QUEUE = _int("REPLAY_QUEUE", 200)
         # Seconds a websocket may make no progress sending or receiving.
         self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
         # Server-Sent Events: seconds between heartbeat comments on an idle stream
@@ -184,6 +192,10 @@ class Config:
         self.RATELIMIT_SESSION_TOKEN = os.environ.get("RATELIMIT_SESSION_TOKEN", "60 per minute")
         self.RATELIMIT_API_KEY = os.environ.get("RATELIMIT_API_KEY", "500 per second")
         self.WTF_CSRF_TIME_LIMIT = None
+        # Worker roles whose heartbeat /readyz requires (app/heartbeats.py; none by default:
+        # a web process delivers without any worker).
+        from .heartbeats import required_roles
+        self.READY_REQUIRES = required_roles()
         # Where people reach Herald, for links in emails (empty: see herald_url()).
         self.HERALD_URL = os.environ.get("HERALD_URL", "")
         self.TESTING = False

@@ -118,8 +118,39 @@ def web_snapshot(app):
         "sse_shed": app.extensions["herald.streams"].shed,
         "batch_size": sio.batch_sizes.state(),
         "relay_lag": relay.lag.state(),
+        **_recent(app, sio.deliveries + app.extensions["herald.streams"].delivered, relay.lag),
         "at": time.time(),
     }
+
+
+RECENT_MIN = 1.0  # seconds: a window shorter than this keeps the last figures
+
+
+def _recent(app, deliveries, lag):
+    """Deliveries a second and the relay's p99 lag (a bucket's upper bound) since
+    the previous snapshot, for the operations console: totals since start hide
+    what happens now."""
+    now = time.monotonic()
+    last = app.extensions.get("herald.metrics.recent")
+    if last is not None and now - last["t"] < RECENT_MIN:
+        return last["figures"]
+    figures = {"deliveries_per_second": 0.0, "relay_lag_p99": None, "relay_lag_p99_over": False}
+    if last is not None:
+        figures["deliveries_per_second"] = round((deliveries - last["deliveries"]) / (now - last["t"]), 1)
+        counts = [a - b for a, b in zip(lag.counts, last["lag"], strict=True)]
+        total = sum(counts)
+        if total:
+            running = 0
+            for bound, count_ in zip([*lag.bounds, None], counts, strict=True):
+                running += count_
+                if running >= 0.99 * total:
+                    # Past the last bound: that bound, flagged as "more than".
+                    figures["relay_lag_p99"] = bound if bound is not None else lag.bounds[-1]
+                    figures["relay_lag_p99_over"] = bound is None
+                    break
+    app.extensions["herald.metrics.recent"] = {"t": now, "deliveries": deliveries,
+                                               "lag": list(lag.counts), "figures": figures}
+    return figures
 
 
 def save_snapshot(app):

@@ -13,7 +13,7 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import extensions, metrics, worker_status
+from . import extensions, heartbeats, metrics, worker_status
 from .redis_client import UNAVAILABLE
 
 bp = Blueprint("ops", __name__)
@@ -22,12 +22,15 @@ OPENAPI = Path(__file__).parent / "api" / "openapi.json"
 
 @bp.get("/readyz")
 def readyz():
-    """200 when Redis answers, the relay follows ``herald:live`` and no worker reports a
-    fault (the archive's disk, a digest worker's settings), else 503 with the reason."""
+    """200 when Redis answers, the relay follows ``herald:live``, no worker reports a
+    fault (the archive's disk, a digest worker's settings) and every role in
+    ``READY_REQUIRES`` has a live heartbeat; else 503 with the reason."""
     relay = current_app.extensions.get("herald.relay")
     try:
         extensions.redis().ping()
         faults = worker_status.faults(extensions.redis())
+        required = current_app.config.get("READY_REQUIRES") or ()
+        missing = heartbeats.missing_roles(heartbeats.read(extensions.redis()), required) if required else {}
     except UNAVAILABLE as exc:
         return jsonify(status="unavailable", reason=f"Redis: {exc}", process=os.getpid()), 503
     if relay is None or not relay.running:
@@ -39,6 +42,9 @@ def readyz():
     if faults:
         reason = "; ".join(f"{worker}: {fault['detail']}" for worker, fault in sorted(faults.items()))
         return jsonify(status="degraded", reason=reason, faults=faults, process=os.getpid()), 503
+    if missing:
+        reason = "; ".join(missing[role] for role in sorted(missing))
+        return jsonify(status="degraded", reason=reason, missing=sorted(missing), process=os.getpid()), 503
     return jsonify(status="ok", process=os.getpid())
 
 

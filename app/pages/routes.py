@@ -69,6 +69,12 @@ def webhooks():
     return _page("webhooks.html", admin_only=True)
 
 
+@bp.route("/ops")
+def ops():
+    """Admins: the operations console (workers, web processes, queues, who is online)."""
+    return _page("ops.html", admin_only=True)
+
+
 @bp.route("/vendor/<name>")
 def vendor(name):
     path = VENDOR.get(name)

@@ -8,6 +8,8 @@
                           clients, refusing bad packets)
     namespace.py          NotificationsNamespace: connect, replay, subscriptions, read
     replay.py             one replay (held, read, released), for sockets and streams
+    storm.py              a reconnect storm: connects a second and replays at once
+                          bounded; past them "unavailable: busy, retry later"
     streams.py            Server-Sent Events streams, fed by the same relay
                           (the endpoint: app/api/stream.py)
     transport/            the websocket transport (Engine.IO and gevent-websocket
@@ -21,11 +23,14 @@ it is built but not served.
 """
 import socketio
 
+from ..metrics import process_label
+from ..presence import Presence
 from . import fastjson, transport
 from .namespace import NotificationsNamespace
 from .budgets import ReadCoalescer
 from .relay import Relay
 from .server import HeraldServer
+from .storm import Admission
 from .streams import StreamHub
 
 
@@ -75,10 +80,17 @@ def init_app(app):
         config["MAX_SUBSCRIPTIONS"])
     namespace.reads = ReadCoalescer(app.extensions["herald.redis"], sio.start_background_task,
                                     sio.eio.create_event)
+    # Bounds for a reconnect storm: connects a second, replays at once (storm.py).
+    namespace.admission = app.extensions["herald.admission"] = Admission(
+        config["ADMIT_RATE"], config["ADMIT_BURST"], config["REPLAY_CONCURRENCY"],
+        config["REPLAY_QUEUE"], sio.eio.create_event)
     sio.register_namespace(namespace)
     app.extensions["herald.sio"] = sio
     relay = Relay(sio, namespace, config["REDIS_URL"], app.extensions["herald.redis"])
     namespace.relay = relay
     app.extensions["herald.relay"] = relay
     relay.streams = app.extensions["herald.streams"] = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"])
+    # Who is online: this process's connections and streams, counted per user.
+    namespace.presence = relay.streams.presence = app.extensions["herald.presence"] = Presence(
+        app.extensions["herald.redis"], process_label())
     app.wsgi_app = socketio.WSGIApp(sio, app.wsgi_app)

@@ -31,11 +31,12 @@ import logging
 
 import socketio
 
-from .. import read_state, subscriptions
+from .. import presence, read_state, subscriptions
 from ..auth import tokens
 from ..notifications import EnvelopeError, check_cursor, restrict, within
 from ..redis_client import UNAVAILABLE
 from . import replay, rooms
+from .storm import Busy
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +55,17 @@ class NotificationsNamespace(socketio.Namespace):
         self.relay = None  # set by init_app once the relay exists
         self.connect_wait = CONNECT_WAIT  # seconds for the CONNECT reply to go out
         self.reads = None  # a budgets.ReadCoalescer, set by init_app
+        self.admission = None  # a storm.Admission (connect rate, replay turns), set by init_app
         self.users = {}  # sid -> user name, for this process's connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
+        self.presence = None  # an app.presence.Presence, set by init_app
 
     # -- connect and replay ----------------------------------------------------
 
     def on_connect(self, sid, environ, auth=None):
         auth = auth if isinstance(auth, dict) else {}
+        self._admit()
         try:
             last_id = auth.get("last_id")
             if last_id is not None:
@@ -75,7 +79,9 @@ class NotificationsNamespace(socketio.Namespace):
             raise Refused(f"bad request: {exc}") from None
         except UNAVAILABLE:
             raise Refused("unavailable: Redis is unreachable, retry shortly") from None
+        turn = self._replay_turn() if last_id is not None else None
         self.users[sid] = name
+        self.presence.opened(name)
         if who.topics is not None:
             self.limits[sid] = who.topics
         if last_id is None:
@@ -83,7 +89,22 @@ class NotificationsNamespace(socketio.Namespace):
             self.server.start_background_task(self._say_live, sid, self.relay.feed.position)
         else:
             self.relay.hold(sid, name, topics, who.topics)
-            self.server.start_background_task(self._replay, sid, name, topics, last_id)
+            self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)
+
+    def _admit(self):
+        """Past the process's connect rate: refused at once, "retry later" (storm.py)."""
+        if self.admission is not None:
+            try:
+                self.admission.admit()
+            except Busy as busy:
+                raise busy.refusal() from None
+
+    def _replay_turn(self):
+        """A turn to be replayed (storm.py); refused at once when too many wait already."""
+        try:
+            return self.admission.replay_turn() if self.admission is not None else None
+        except Busy as busy:
+            raise busy.refusal() from None
 
     def _go_live(self, sid, name, topics):
         self.enter_room(sid, rooms.user_room(name))
@@ -91,21 +112,29 @@ class NotificationsNamespace(socketio.Namespace):
         if sid in self.limits:
             self.joined[sid] = list(topics)
 
-    def _replay(self, sid, name, topics, last_id):
-        """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms."""
+    def _replay(self, sid, name, topics, last_id, turn=None):
+        """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms.
+
+        It waits for its ``turn`` (storm.py: a bounded number of replays run at
+        once), and lets other greenlets run after each step it sends, so that
+        live delivery to the clients already back never waits for a replay.
+        """
+        gone = lambda: sid not in self.users  # noqa: E731
         try:
-            if not self._wait_connected(sid):
+            if not self._wait_connected(sid) or (turn is not None and not turn.wait(gone)):
                 self._not_live(sid)
                 return
             for event, payload in replay.steps(
                     self.client, self.relay, sid, name, topics, last_id,
-                    lambda live: self._go_live(sid, name, live),
-                    gone=lambda: sid not in self.users):
+                    lambda live: self._go_live(sid, name, live), gone=gone):
                 self.emit(event, payload, to=sid)
+                self.server.sleep(0)  # the relay and the other replays get their turn
         except UNAVAILABLE:
             log.warning("replay for %s stopped: Redis is unreachable; disconnecting it", name)
             self.disconnect(sid)
         finally:
+            if turn is not None:
+                turn.done()
             self.relay.forget_hold(sid)
 
     def _say_live(self, sid, position):
@@ -121,7 +150,7 @@ class NotificationsNamespace(socketio.Namespace):
         if sid not in self.users:
             return  # gone already
         eio_sid = self.server.manager.eio_sid_from_sid(sid, self.namespace)
-        self.users.pop(sid, None)
+        self.presence.closed(self.users.pop(sid))
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
         if eio_sid is not None:
@@ -144,10 +173,32 @@ class NotificationsNamespace(socketio.Namespace):
             self.disconnect(sid)
 
     def on_disconnect(self, sid, reason=None):
-        self.users.pop(sid, None)
+        name = self.users.pop(sid, None)
+        if name is not None:
+            self.presence.closed(name)
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
         self.relay.forget(sid)
+
+    # -- presence ----------------------------------------------------------------
+
+    def on_presence(self, sid, *args):
+        """``presence`` ``{"watch": true|false}``: start (or stop) getting ``presence``
+        events ``{"user", "online", "at"}``; acknowledged with who is online now."""
+        if sid not in self.users:
+            return {"ok": False, "error": "not connected"}
+        if len(args) != 1 or not isinstance(args[0], dict) or not isinstance(args[0].get("watch"), bool):
+            return {"ok": False, "error": 'payload: must be {"watch": true} or {"watch": false}'}
+        if not args[0]["watch"]:
+            self.leave_room(sid, presence.WATCH_ROOM)
+            return {"ok": True, "watching": False}
+        try:
+            now = presence.online(self.client)
+        except UNAVAILABLE:
+            return {"ok": False, "error": "Redis is unreachable; try again"}
+        self.enter_room(sid, presence.WATCH_ROOM)
+        return {"ok": True, "watching": True,
+                "online": [{"user": p["user"], "since": p["since"]} for p in now]}
 
     # -- subscriptions -----------------------------------------------------------
 

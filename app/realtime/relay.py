@@ -20,7 +20,7 @@ import time
 
 import orjson
 
-from .. import subscriptions
+from .. import presence, subscriptions
 from ..live_feed import LiveFeed
 from ..metrics import LAG_BUCKETS, Histogram
 from ..notifications import id_key, restrict, visible_to
@@ -65,13 +65,16 @@ class Relay:
         self.running = False
 
     def control(self, change):
-        """A ``herald:control`` message: a subscription or read-state change."""
+        """A ``herald:control`` message: a subscription, read-state or presence change."""
         if "read" in change:  # read state changed in some tab: tell all of them
             self.sio.emit("read", change["read"], namespace=rooms.NAMESPACE,
                           to=rooms.user_room(change["user"]))
         elif "state" in change:  # archived, snoozed, or back: the same
             self.sio.emit("state", change["state"], namespace=rooms.NAMESPACE,
                           to=rooms.user_room(change["user"]))
+        elif "presence" in change:  # a user came online or went offline
+            self.sio.emit("presence", presence.event(change), namespace=rooms.NAMESPACE,
+                          to=presence.WATCH_ROOM)
         elif change.get("revoked"):  # signed out, tokens revoked, or deleted
             self.namespace.disconnect_user(change["user"])
             if self.streams is not None:

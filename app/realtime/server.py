@@ -35,7 +35,7 @@ from .transport import EngineIO, Wheel
 
 log = logging.getLogger(__name__)
 
-CLIENT_EVENTS = frozenset({"subscribe", "unsubscribe", "read"})  # all a client may emit
+CLIENT_EVENTS = frozenset({"subscribe", "unsubscribe", "read", "presence"})  # all a client may emit
 
 
 class HeraldServer(FanOut, socketio.Server):

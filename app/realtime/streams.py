@@ -47,6 +47,7 @@ class StreamHub:
         self.keys = itertools.count(1)
         self.delivered = 0
         self.shed = 0
+        self.presence = None  # an app.presence.Presence: a stream makes its user online
 
     def __len__(self):
         return len(self.streams)
@@ -57,6 +58,8 @@ class StreamHub:
 
     def open(self, stream):
         """Start delivering to ``stream`` (no I/O: it joins its rooms in one step)."""
+        if stream.key not in self.streams and self.presence is not None:
+            self.presence.opened(stream.user)
         self.streams[stream.key] = stream
         for room in stream.rooms():
             self.rooms.setdefault(room, set()).add(stream.key)
@@ -65,6 +68,8 @@ class StreamHub:
         stream = self.streams.pop(key, None)
         if stream is not None:
             self._leave(stream, stream.rooms())
+            if self.presence is not None:
+                self.presence.closed(stream.user)
 
     def _leave(self, stream, names):
         for room in names:

@@ -332,6 +332,7 @@
     });
     socket.on('read', function (change) { self.dispatcher.trigger('read', change); });
     socket.on('state', function (change) { self.dispatcher.trigger('state', change); });
+    socket.on('presence', function (change) { self.dispatcher.trigger('presence', change); });
 
     // The machine lost its network: say so, and drop the connection (it may
     // look open a while yet), so that coming back is a reconnect with replay,
@@ -418,6 +419,15 @@
 
   Client.prototype.unsubscribe = function (topics) {
     return this._changeSubscriptions('unsubscribe', topics);
+  };
+
+  // Ask for `presence` events ({user, online, at}) on this connection: a
+  // promise of who is online now ([{user, since}]). Ask again on each
+  // 'connected' (a new connection starts without them).
+  Client.prototype.watchPresence = function (watch) {
+    return this._request('presence', {watch: watch !== false}).then(function (ack) {
+      return ack.online || [];
+    });
   };
 
   // Mark read: {ids: [...]} and/or {upto: id}; every tab of the user hears `read`.

@@ -1,9 +1,12 @@
 """Every page, on a desktop and a phone: no horizontal scroll, one h1, the navigation
 marks the current page, and axe-core finds no serious or critical violation."""
+import time
+
+import orjson
 import pytest
 from playwright.sync_api import expect
 
-from app import accounts, subscriptions
+from app import accounts, heartbeats, subscriptions
 from app.bus import Bus
 from tests.e2e.conftest import (DESKTOP, PHONE, accessibility_violations, horizontal_overflow,
                                 sign_in)
@@ -27,6 +30,11 @@ def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
                     severity=["info", "warning", "critical"][i], url="https://example.com/run",
                     data={"build": i, "hosts": ["web-1", "web-2"], "note": "x" * 120})
     sent = bus.publish("ops.deploy", "A very long title " * 8, body="word" * 80)
+    for role, age in (("archiver", 0), ("bridge", 0), ("digest", 60)):  # the last one missing
+        redis.hset(heartbeats.BEATS, f"{role}/a-long-host-name.example.com:4242", orjson.dumps(
+            {"role": role, "instance": "a-long-host-name.example.com:4242", "at": time.time() - age,
+             "every": 5, "started": time.time() - 600,
+             "details": {"position": "1700000000000-0", "backlog": 3, "leader": True}}))
     context = browser.new_context(viewport=viewport)
     page = context.new_page()
     try:
@@ -42,7 +50,7 @@ def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
         expect(page.locator("#detail h2")).to_be_visible()
         check_page(page, "detail")
         for path, link in (("/preferences", "Preferences"), ("/jobs", "Jobs"), ("/digests", "Digests"),
-                           ("/webhooks", "Webhooks")):
+                           ("/webhooks", "Webhooks"), ("/ops", "Operations")):
             page.goto(live_server.url + path)
             page.wait_for_selector("#connection[data-state=connected]")
             expect(page.locator("nav a[aria-current=page]")).to_have_text(link)

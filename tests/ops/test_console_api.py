@@ -1,0 +1,124 @@
+"""/api/ops/status and /api/presence: what the operations console and programs read."""
+import time
+
+import orjson
+import pytest
+import requests
+
+from app import accounts, heartbeats
+from app.bus import Bus
+from app.digests import store as digest_store
+from app.presence import Presence
+from tests.support import Listener, LiveServer, sign_in, wait_until
+
+
+def beat(redis, role, instance, age, **details):
+    record = {"role": role, "instance": instance, "at": time.time() - age, "every": 1.0,
+              "started": time.time() - 100, "details": details}
+    redis.hset(heartbeats.BEATS, f"{role}/{instance}", orjson.dumps(record))
+
+
+def test_the_status_shows_live_and_missing_workers_queues_and_presence(client, redis, admin):
+    beat(redis, "archiver", "a:1", 0.1, leader=True, position=None)
+    beat(redis, "archiver", "b:2", 60)                  # killed a minute ago
+    beat(redis, "bridge", "a:3", 0.1, backlog=7)
+    beat(redis, "bridge", "b:4", 0.2, backlog=5)
+    beat(redis, "digest", "old:5", heartbeats.FORGET_AFTER + 10)  # long gone: forgotten
+    digest_store.ensure_group(redis)
+    bus = Bus(redis)
+    first = bus.publish_envelope({"topic": "ops.test", "title": "one"})["id"]
+    bus.publish_envelope({"topic": "spark.job.succeeded", "title": "Rollup done"})
+    redis.xreadgroup(digest_store.GROUP, "digest-a", {"herald:stream": ">"}, count=1)  # one pending
+    watcher = Presence(redis, "web:9")
+    watcher.opened("ada")
+    watcher.flush()
+    sign_in(client, *admin)
+    status = client.get("/api/ops/status").get_json()
+    workers = {(w["role"], w["instance"]): w["alive"] for w in status["workers"]}
+    assert workers == {("archiver", "a:1"): True, ("archiver", "b:2"): False,
+                       ("bridge", "a:3"): True, ("bridge", "b:4"): True}
+    assert status["bridge_backlog"] == 12
+    assert status["digests"]["pending"] == 1 and status["digests"]["oldest_pending_seconds"] >= 0
+    assert status["archiver"]["leader"] == "a:1"
+    assert status["archiver"]["newest"] > first
+    assert [run["title"] for run in status["spark"]] == ["Rollup done"]
+    assert [(p["user"], p["connections"]) for p in status["presence"]] == [("ada", 1)]
+    assert redis.hget(heartbeats.BEATS, "digest/old:5") is None
+
+
+def test_the_status_is_for_admins_and_presence_for_any_caller(client, redis, user, api_key):
+    assert client.get("/api/ops/status").status_code == 401
+    assert client.get("/api/presence").status_code == 401
+    sign_in(client, *user)
+    assert client.get("/api/ops/status").status_code == 403
+    reply = client.get("/api/presence")
+    assert reply.status_code == 200 and reply.get_json() == {"online": [], "count": 0}
+    with_key = client.get("/api/presence", headers={"Authorization": f"Bearer {api_key}"})
+    assert with_key.status_code == 200
+
+
+@pytest.mark.slow
+def test_readyz_fails_while_a_required_role_has_no_live_heartbeat(redis_server, redis, tmp_path):
+    server = LiveServer(redis_server.url, tmp_path, READY_REQUIRES="archiver")
+    server.start()
+    try:
+        reply = requests.get(server.url + "/readyz", timeout=5)
+        assert reply.status_code == 503
+        assert reply.json()["reason"] == "no archiver has ever sent a heartbeat"
+        beat(redis, "archiver", "a:1", 0)
+        assert requests.get(server.url + "/readyz", timeout=5).status_code == 200
+        beat(redis, "archiver", "a:1", 30)  # its beats stopped
+        reply = requests.get(server.url + "/readyz", timeout=5)
+        assert reply.status_code == 503 and reply.json()["missing"] == ["archiver"]
+        assert "no archiver is alive: the last heartbeat (a:1) was 30 s ago" in reply.json()["reason"]
+    finally:
+        server.stop()
+
+
+def test_a_bad_ready_requires_stops_the_start_with_one_line(monkeypatch):
+    monkeypatch.setenv("READY_REQUIRES", "archiver,mailman")
+    try:
+        heartbeats.required_roles()
+    except SystemExit as exc:
+        assert "READY_REQUIRES names unknown roles ['mailman']" in str(exc)
+    else:
+        raise AssertionError("accepted an unknown role")
+
+
+@pytest.mark.slow
+def test_presence_follows_connections_and_watchers_hear_joins_and_leaves(redis_server, redis,
+                                                                         tmp_path, user):
+    accounts.create_user(redis, "carol", "carol-password-1")
+    server = LiveServer(redis_server.url, tmp_path)
+    server.start()
+    listeners = []
+    try:
+        token = server.token(*user)
+        watcher = Listener(server, token)
+        listeners.append(watcher)
+        events = []
+        watcher.sio.on("presence", events.append, namespace="/notifications")
+        assert watcher.call("presence", {"watch": "yes"})["ok"] is False
+        wait_until(lambda: online(server, token) == [user[0]], timeout=10, message="the watcher online")
+        ack = watcher.call("presence", {"watch": True})
+        assert ack["ok"] and [p["user"] for p in ack["online"]] == [user[0]]
+        carol = Listener(server, server.token("carol", "carol-password-1"))
+        listeners.append(carol)
+        wait_until(lambda: [(e["user"], e["online"]) for e in events] == [("carol", True)], timeout=10,
+                   message="carol joining")
+        assert online(server, token) == sorted(["carol", user[0]])
+        carol.close()
+        listeners.remove(carol)
+        wait_until(lambda: [(e["user"], e["online"]) for e in events] == [("carol", True), ("carol", False)],
+                   timeout=10, message="carol leaving")
+        assert online(server, token) == [user[0]]
+    finally:
+        for listener in listeners:
+            listener.close()
+        server.stop()
+
+
+def online(server, token):
+    reply = requests.get(server.url + "/api/presence", headers={"Authorization": f"Bearer {token}"},
+                         timeout=5)
+    return [p["user"] for p in reply.json()["online"]]
