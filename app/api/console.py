@@ -8,7 +8,7 @@ Times are UNIX seconds, except ``since`` (milliseconds, like notification ids).
 """
 from flask import current_app, jsonify
 
-from .. import console, extensions, presence
+from .. import console, extensions, metrics, presence
 from ..redis_client import UNAVAILABLE
 from ..auth.guards import identify
 from . import access, bp
@@ -28,6 +28,7 @@ def who_is_online():
 @access.admins("only admins see the operations console")
 def ops_status(who):
     try:
+        metrics.save_snapshot(current_app)  # this process's own figures, fresh
         picture = console.status(extensions.redis(), current_app.config.get("READY_REQUIRES") or ())
     except UNAVAILABLE:
         return jsonify(error="Redis is unreachable; try again"), 503

@@ -28,17 +28,19 @@
     }
   });
 
-  function ago(seconds) {
-    if (seconds === null || seconds === undefined) return '—';
-    if (seconds < 1) return 'just now';
-    if (seconds < 120) return Math.round(seconds) + ' s ago';
-    if (seconds < 7200) return Math.round(seconds / 60) + ' min ago';
-    return Math.round(seconds / 3600) + ' h ago';
+  function ago(value) {
+    if (value === null || value === undefined) return '—';
+    return value < 1 ? 'just now' : seconds(value).replace(/^(\d+)\.\d/, '$1') + ' ago';
   }
 
+  // A duration for reading: 0.4 s, 12 s, 5 min, 3 h, 2 days.
   function seconds(value) {
     if (value === null || value === undefined) return '—';
-    return value < 10 ? value.toFixed(1) + ' s' : Math.round(value) + ' s';
+    if (value < 10) return value.toFixed(1) + ' s';
+    if (value < 120) return Math.round(value) + ' s';
+    if (value < 7200) return Math.round(value / 60) + ' min';
+    if (value < 172800) return Math.round(value / 3600) + ' h';
+    return Math.round(value / 86400) + ' days';
   }
 
   function details(record) {
