@@ -43,7 +43,9 @@ def _age(entry_id, now):
     return round(max(0.0, now - id_key(entry_id)[0] / 1000), 3)
 
 
-def web_processes(client):
+def web_processes(client, now):
+    """Every web process's last snapshot; ``alive`` false once it is late (the process
+    stopped or hangs: the snapshot itself expires SNAPSHOT_TTL seconds after)."""
     keys = sorted(client.scan_iter(metrics.WEB_PREFIX + "*", count=500))
     out = []
     for key, raw in zip(keys, client.mget(keys) if keys else [], strict=True):
@@ -59,6 +61,7 @@ def web_processes(client):
             "relay_lag_p99_over": bool(snap.get("relay_lag_p99_over")),
             "relay_connected": bool(snap.get("relay_connected")),
             "at": snap.get("at"),
+            "alive": now - (snap.get("at") or 0) <= metrics.SNAPSHOT_EVERY + heartbeats.GRACE,
         })
     return out
 
@@ -134,7 +137,7 @@ def status(client, required=()):
     beats = heartbeats.read(client, now)
     return {
         "at": now,
-        "web": web_processes(client),
+        "web": web_processes(client, now),
         "presence": presence.online(client),
         "workers": beats,
         "faults": worker_status.faults(client),

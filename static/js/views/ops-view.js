@@ -91,7 +91,10 @@
       var dead = _.where(data.workers, {alive: false});
       var faults = _.keys(data.faults), missing = _.values(data.missing);
       var problems = _.map(dead, function (b) { return b.role + ' ' + b.instance + ' is missing'; })
-        .concat(_.map(faults, function (w) { return w + ' reports a fault'; }), missing);
+        .concat(_.map(faults, function (w) { return w + ' reports a fault'; }), missing,
+                _.map(_.where(data.web, {alive: false}), function (p) {
+                  return 'web process ' + p.process + ' is not reporting';
+                }));
       var text;
       if (problems.length) {
         text = problems.length + (problems.length === 1 ? ' problem: ' : ' problems: ') +
@@ -130,8 +133,9 @@
       this.$('#web-rows').html(_.map(data.web, function (p) {
         var lag = p.relay_lag_p99 === null || p.relay_lag_p99 === undefined ? '—' :
           (p.relay_lag_p99_over ? '> ' : '≤ ') + Math.round(p.relay_lag_p99 * 1000) + ' ms';
-        var relay = p.relay_connected ? '' : ' <span class="health missing">relay not following</span>';
-        return '<tr>' + cell('Process', e(p.process) + relay) +
+        var relay = !p.alive ? ' <span class="health missing">not reporting</span>' :
+          p.relay_connected ? '' : ' <span class="health missing">relay not following</span>';
+        return '<tr class="' + (p.alive ? 'alive' : 'missing') + '">' + cell('Process', e(p.process) + relay) +
           cell('Clients', e(p.connected_clients) + (p.sse_streams ? ' + ' + e(p.sse_streams) + ' streams' : ''),
                ' class="num"') +
           cell('Deliveries/s', e(Math.round(p.deliveries_per_second)), ' class="num"') +
