@@ -4,15 +4,29 @@
 
 Each notification becomes one line (the whole envelope, ``id`` first) in
 ``ARCHIVE_DIR/date=YYYY-MM-DD/notifications.jsonl``, the date being the UTC
-day of its id. Redis trims its history; the archive keeps everything, for
-the Spark rollup job and anyone else.
+day of its id (workers/archive_files.py). Redis trims its history; the
+archive keeps everything, for the Spark rollup job and anyone else.
 
-The archive is its own bookmark: on start the archiver reads the id on the
-last complete line of the newest file and goes on after it. Lines are
-written in id order and fsync'd before more are read, and a line torn by a
-crash is cut off on start, so nothing is written twice and nothing accepted
-is skipped. If Redis has already trimmed entries the archiver never saw, it
-says so in the log and goes on from the oldest one left.
+The archive is its own bookmark: the archiver goes on after the id on the
+last complete line of the newest file. Lines are written in id order and
+fsync'd before more are read, and a line torn by a crash is cut off, so
+nothing is written twice and nothing accepted is skipped. If Redis has
+already trimmed entries the archiver never saw, it says so in the log and
+goes on from the oldest one left.
+
+**Redundant archivers.** Run two (or more), on two hosts sharing ARCHIVE_DIR:
+one writes, the others stand by. The writer holds the lease
+``herald:archiver:lease`` (its instance id, ``ARCHIVER_LEASE`` seconds,
+default 10), renewing it each time round its loop; a standby tries to take
+it every second and does once it lapses (the writer died, hung or lost
+Redis). On becoming the writer an archiver reads its position from the
+archive, so the seam has no duplicate and no gap. A lease cannot stop a
+writer that was paused past it from writing when it wakes, so each batch is
+fenced: it is appended holding the archive's file lock, and only if, under
+that lock, the lease is still ours and the archive's actual last id is the
+position we read on from; otherwise the writer drops the batch and reads
+its position again (or stands by, when the lease is gone). A clean stop
+lets go of the lease, so a standby takes over at once.
 
 A disk fault (full, read-only, gone) is not a Redis fault: it is logged once
 as what it is, reported where /readyz and /metrics show it
@@ -25,98 +39,42 @@ import logging
 import os
 import signal
 import time
-from collections import defaultdict
-from datetime import datetime, timezone
 
 from app import history, logs, metrics, worker_status
 from app.bus import STREAM
 from app.config import archive_dir, redis_url
-from app.notifications import id_key, with_id
+from app.heartbeats import Heartbeat
+from app.leases import Lease
+from app.notifications import id_key
 from app.redis_client import UNAVAILABLE, connect
+
+from .archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
+
+__all__ = ["Archiver", "FILE_NAME", "day_of", "resume_position", "write", "main"]
 
 log = logging.getLogger("herald.archiver")
 
-FILE_NAME = "notifications.jsonl"
 READ_COUNT = 1000
 BLOCK_MS = 1000
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 2.0
 DISK_BACKOFF_FIRST, DISK_BACKOFF_MAX = 0.5, 30.0
-FILE_MODE, FOLDER_MODE = 0o640, 0o750
 WORKER = "archiver"
+LEASE_KEY = "herald:archiver:lease"
+DEFAULT_LEASE = 10.0
+STANDBY_WAIT = 1.0  # seconds between a standby's tries for the lease, at most
+LAG_EVERY = 1.0     # seconds between looks at the stream's newest id
 
 
-
-def day_of(entry_id):
-    """The UTC date (YYYY-MM-DD) of a stream id's milliseconds."""
-    ms, _ = id_key(entry_id)
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
-
-
-def _last_line_id(path):
-    """The id on the last complete line of ``path``, cutting off a torn last line
-    (which needs the file writable; reading does not)."""
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if size == 0:
-            return None
-        block = min(size, 128 * 1024)
-        while True:
-            handle.seek(size - block)
-            tail = handle.read(block)
-            end = tail.rfind(b"\n")
-            if end == -1 and block < size:
-                block = min(size, block * 2)
-                continue
-            break
-        if end != len(tail) - 1:  # a line torn by a crash or a full disk: drop it
-            keep = size - block + end + 1
-            log.warning("cutting a torn line off the end of %s", path)
-            os.truncate(path, keep)
-            if end == -1:
-                return None
-        start = tail.rfind(b"\n", 0, end) + 1
-        line = tail[start:end]
-    if not line.startswith(b'{"id":"'):
-        raise SystemExit(f"archiver: the last line of {path} is not an archived notification")
-    return line[7:line.index(b'"', 7)].decode()
-
-
-def resume_position(folder, repair_all=False):
-    """The id of the newest archived notification, or None for an empty archive.
-
-    A torn last line is cut off the newest file, or with ``repair_all`` off every
-    file (a failed write may have torn several days' files at once).
-    """
-    days = sorted(p for p in folder.glob("date=*") if (p / FILE_NAME).is_file())
-    newest = None
-    for day in reversed(days):
-        last = _last_line_id(day / FILE_NAME)
-        if last and newest is None:
-            newest = last
-            if not repair_all:
-                break
-    return newest
-
-
-def write(folder, entries):
-    """Append stream entries to their days' files, fsync'd; returns the last id written.
-
-    Raises OSError when the disk fails (full, read-only): a line may then be torn.
-    """
-    by_day = defaultdict(list)
-    for entry_id, fields in entries:
-        by_day[day_of(entry_id)].append(with_id(fields[b"envelope"], entry_id) + b"\n")
-    for day, lines in by_day.items():
-        target = folder / f"date={day}"
-        target.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-        fd = os.open(target / FILE_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        with os.fdopen(fd, "ab") as handle:
-            if os.fstat(fd).st_mode & 0o007:  # made by an older release, or another umask
-                os.fchmod(fd, FILE_MODE)
-            handle.write(b"".join(lines))
-            handle.flush()
-            os.fsync(fd)
-    return entries[-1][0].decode()
+def lease_seconds():
+    """``ARCHIVER_LEASE``: seconds the writer's lease lasts unless renewed (default 10)."""
+    raw = os.environ.get("ARCHIVER_LEASE") or str(DEFAULT_LEASE)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"herald: ARCHIVER_LEASE must be a number of seconds, not {raw!r}") from None
+    if not 3 <= value <= 3600:  # renewed about every BLOCK_MS: it must outlast a few rounds
+        raise SystemExit(f"herald: ARCHIVER_LEASE must be from 3 to 3600 seconds, not {raw!r}")
+    return value
 
 
 SPARK_OUTCOMES = {b"spark.job.succeeded": "spark_jobs_succeeded",
@@ -124,30 +82,40 @@ SPARK_OUTCOMES = {b"spark.job.succeeded": "spark_jobs_succeeded",
 
 
 class Archiver:
-    """Follows the stream from the archive's own last id."""
+    """Follows the stream from the archive's own last id, while it holds the lease."""
 
-    def __init__(self, client, folder):
+    def __init__(self, client, folder, lease=DEFAULT_LEASE, holder=None):
         self.client = client
         self.folder = folder
+        self.lease = Lease(client, LEASE_KEY, lease, holder)
+        self.leading = False
+        self.position = None
         self.written = 0
+        self.lag_seconds = 0.0
+        self.lag_at = 0.0
         self.gap_checked = False
         self.disk_fault, self.disk_backoff = None, DISK_BACKOFF_FIRST
-        try:
-            folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-            self.position = resume_position(folder)
-        except OSError as exc:  # a torn line on a read-only disk: repaired once writable
-            self.disk_fault = f"cannot repair the archive in {folder}: {exc.strerror or exc}"
-            worker_status.fault(client, WORKER, self.disk_fault)
-            self.position = None
+
+    def details(self):
+        """What the heartbeat shows (attributes only: called from its thread)."""
+        return {"leader": self.leading, "position": self.position,
+                "lag_seconds": self.lag_seconds, "written": self.written}
 
     def run(self, running):
         backoff, down = BACKOFF_FIRST, False
-        log.info("archiving into %s from %s", self.folder, self.position or "the beginning")
+        log.info("archiving into %s as %s", self.folder, self.lease.holder)
         while running():
             try:
+                if not self.lead():
+                    time.sleep(min(STANDBY_WAIT, self.lease.ttl / 3))
+                    continue
                 self._check_gap()
                 replies = self.client.xread({STREAM: self.position or "0-0"},
                                             count=READ_COUNT, block=BLOCK_MS)
+                for _stream, entries in replies:
+                    if entries and not self.store(entries):
+                        break  # refused or failed: read again from ``position``
+                self._measure_lag()
             except UNAVAILABLE as exc:
                 if not down:
                     log.warning("Redis is unreachable (%s); retrying with backoff", exc)
@@ -158,21 +126,60 @@ class Archiver:
             if down:
                 log.info("Redis is back")
             down, backoff = False, BACKOFF_FIRST
-            for _stream, entries in replies:
-                if entries and not self._store(entries):
-                    break  # the disk failed: read again from the last complete line
+        if self.leading:
+            self.lease.release()  # a standby takes over at once
+            self.leading = False
 
-    def _store(self, entries):
-        """Write ``entries``; False when they were not (a disk fault, reported and waited
-        out with backoff, or just repaired): read again from ``position`` then."""
-        try:
-            if self.disk_fault:
-                self.position = self._repair()  # what is read next follows the repair
-                log.info("the archive is writable again; going on from %s", self.position)
-                self.disk_fault, self.disk_backoff = None, DISK_BACKOFF_FIRST
-                worker_status.ok(self.client, WORKER)
+    def lead(self):
+        """Keep (or take) the lease; on becoming the writer, read the position from the
+        archive. True while we are the writer."""
+        ours = self.lease.keep()
+        if ours and not self.leading:
+            if not self._take_position():
                 return False
-            self.position = write(self.folder, entries)
+            self.leading, self.gap_checked = True, False
+            log.info("writing the archive from %s", self.position or "the beginning")
+        elif not ours and self.leading:
+            self._stand_by("the lease passed to %s" % self.lease.holder_now())
+        return self.leading
+
+    def _stand_by(self, why):
+        log.warning("standing by: %s", why)
+        self.leading = False
+
+    def _take_position(self):
+        try:
+            self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+            with locked(self.folder):
+                self.position = resume_position(self.folder, repair_all=bool(self.disk_fault))
+        except OSError as exc:  # a torn line on a read-only disk, say: retried with backoff
+            self._disk_failed(exc)
+            return False
+        self._disk_ok()
+        worker_status.ok(self.client, WORKER)  # the writer's archive works (a dead one's report goes)
+        return True
+
+    def store(self, entries):
+        """Write ``entries`` (read on from ``position``), fenced; False when they were not
+        written (a disk fault, waited out with backoff; a repair; another writer): the
+        caller reads again from ``position`` then."""
+        try:
+            with locked(self.folder):
+                if self.disk_fault:
+                    self.position = resume_position(self.folder, repair_all=True)
+                    self._disk_ok()
+                    log.info("the archive is writable again; going on from %s", self.position)
+                    return False
+                if not self.lease.confirm():
+                    self._stand_by("the lease is no longer ours; the batch was not written")
+                    return False
+                actual = resume_position(self.folder)
+                if actual != self.position:
+                    log.warning("the archive ends at %s, not at %s (another archiver wrote); "
+                                "going on from there", actual, self.position)
+                    self.position = actual
+                    return False
+                self.position = write(self.folder, entries)
         except OSError as exc:
             self._disk_failed(exc)
             return False
@@ -190,10 +197,22 @@ class Archiver:
         time.sleep(self.disk_backoff)
         self.disk_backoff = min(self.disk_backoff * 2, DISK_BACKOFF_MAX)
 
-    def _repair(self):
-        """Cut what a failed write left torn at the end of any day's file; the id of
-        the last complete line, from which to read again."""
-        return resume_position(self.folder, repair_all=True)
+    def _disk_ok(self):
+        if self.disk_fault:
+            self.disk_fault, self.disk_backoff = None, DISK_BACKOFF_FIRST
+            worker_status.ok(self.client, WORKER)
+
+    def _measure_lag(self):
+        """Seconds between the stream's newest id and our position, once a second."""
+        if time.monotonic() < self.lag_at:
+            return
+        self.lag_at = time.monotonic() + LAG_EVERY
+        newest = self.client.xrevrange(STREAM, count=1)
+        if not newest or self.position is None:
+            self.lag_seconds = 0.0
+            return
+        behind = id_key(newest[0][0])[0] - id_key(self.position)[0]
+        self.lag_seconds = round(max(behind, 0) / 1000, 3)
 
     def _count_spark_outcomes(self, entries):
         """Spark job outcomes for /metrics: the archiver reads every notification
@@ -204,7 +223,7 @@ class Archiver:
                 metrics.count(self.client, outcome)
 
     def _check_gap(self):
-        """Once per connection: say so if entries we never archived were trimmed away."""
+        """Once per lead: say so if entries we never archived were trimmed away."""
         if self.gap_checked or self.position is None:
             return
         self.gap_checked = True
@@ -215,12 +234,18 @@ class Archiver:
 
 def main():
     logs.configure()
+    lease = lease_seconds()
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     signal.signal(signal.SIGINT, lambda *_: running.clear())
     # Reads block for up to BLOCK_MS, so the read timeout must be longer than that.
-    archiver = Archiver(connect(redis_url(), socket_timeout=BLOCK_MS / 1000 + 5), archive_dir())
-    archiver.run(lambda: bool(running))
+    client = connect(redis_url(), socket_timeout=BLOCK_MS / 1000 + 5)
+    archiver = Archiver(client, archive_dir(), lease)
+    beat = Heartbeat(client, "archiver", archiver.details).start()
+    try:
+        archiver.run(lambda: bool(running))
+    finally:
+        beat.stop()
     log.info("stopped after archiving %d notifications", archiver.written)
 
 

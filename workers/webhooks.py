@@ -7,18 +7,26 @@ each notification for every endpoint that wants it, and sends each
 endpoint's queue in order from a thread of its own (app/webhooks/).
 Settings: ``WEBHOOK_ALLOW``, ``WEBHOOK_BACKOFF_BASE``, ``WEBHOOK_BACKOFF_MAX``,
 ``WEBHOOK_RETRY_FOR``, ``WEBHOOK_4XX_RETRIES``, ``WEBHOOK_CONNECT_TIMEOUT``,
-``WEBHOOK_TIMEOUT``, ``REDIS_URL``; see docs/webhooks.md.
+``WEBHOOK_TIMEOUT``, ``WEBHOOK_LEASE``, ``HEARTBEAT_INTERVAL``, ``REDIS_URL``;
+see docs/webhooks.md.
 
 Guarantees: nothing published after an endpoint was registered is lost, by
 a crash of this worker or of Redis (append-only file on); each endpoint
 gets its notifications in id order, at least once, with a ``Herald-Delivery``
-id that is the same on every attempt. Run one webhook worker per Redis.
+id that is the same on every attempt.
+
+Run two (or more) for failover, not for throughput: one is active (it holds
+the lease ``herald:webhooks:lease``), the others stand by and one takes over
+within ``WEBHOOK_LEASE`` seconds (default 10) of the active one's death, or
+at once when it stops cleanly (app/webhooks/worker.py). Each beats in
+``herald:workers:beats`` (role ``webhooks``) until it stops.
 """
 import logging
 import signal
 
 from app import logs, worker_status
 from app.config import redis_url
+from app.heartbeats import Heartbeat
 from app.redis_client import connect
 from app.webhooks import outbound, store
 from app.webhooks.settings import Settings
@@ -43,8 +51,12 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     signal.signal(signal.SIGINT, lambda *_: running.clear())
     worker = Worker(client, settings)
-    log.info("delivering webhooks")
-    worker.run(lambda: bool(running))
+    beat = Heartbeat(client, "webhooks", worker.details).start()
+    log.info("delivering webhooks (as %s, active while it holds the lease)", worker.lease.holder)
+    try:
+        worker.run(lambda: bool(running))
+    finally:
+        beat.stop()
     log.info("stopped; %d notifications dispatched", worker.dispatcher.dispatched)
 
 

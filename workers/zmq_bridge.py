@@ -14,6 +14,17 @@ Wire format (DESIGN.md, binding):
 Redis is ``REDIS_URL`` (or make run's private one). See workers/bridge/ for
 the parts and workers/bridge/settings.py for every setting; the helpers for
 peers are in clients/python/herald_client/zmq.py.
+
+Several bridges may run against one Redis (on two hosts, or on one with
+endpoints of their own): each ingests what its peers send it (each batch is
+written in one step under a batch key of its own, so two bridges never
+store one message twice nor lose one to the other), each serves egress of
+everything published, and each reports its own backlog
+(``herald_bridge_backlog{instance}``). What a bridge holds in its backlog
+when it dies is lost with it, as with one bridge; a confirmed publish that
+a dying bridge never answered may be retried on another, and is then stored
+twice if the first had stored it (ZeroMQ ingest has no idempotency key).
+Each bridge beats in ``herald:workers:beats`` (role ``bridge``) until it stops.
 """
 import argparse
 import logging
@@ -25,6 +36,7 @@ import zmq
 from app import logs, processes
 from app.bus import Bus
 from app.config import history_max, redis_url
+from app.heartbeats import Heartbeat
 from app.redis_client import connect
 
 from .bridge import security
@@ -49,6 +61,12 @@ def _cannot_bind(exc, settings):
                       "(set BRIDGE_PULL, BRIDGE_ROUTER, BRIDGE_XPUB)")
 
 
+def _details(ingest, settings):
+    """What the heartbeat shows (read from its thread: plain attribute reads)."""
+    return {"backlog": ingest._backlog_size(), "endpoints": settings.endpoints(),
+            "received": ingest.counters["received"], "stored": ingest.counters["stored"]}
+
+
 def run():
     """The bridge: ingest here, egress in a child process."""
     _logging()
@@ -70,11 +88,13 @@ def run():
         raise
     running = [True]
     _on_stop(running.clear)
+    beat = Heartbeat(ingest.bus.client, "bridge", lambda: _details(ingest, settings)).start()
     log.info("listening: PULL %s, ROUTER %s, XPUB %s", settings.pull, settings.router, settings.xpub)
     try:
         ingest.run(lambda: bool(running))
     finally:
         ingest.close(seconds=5)
+        beat.stop()
         egress.stop()
         curve.stop()
         context.term()

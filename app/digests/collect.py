@@ -1,40 +1,71 @@
 """Collecting: each notification into the window of every subscription that wants it.
 
-The worker reads ``herald:stream`` as the consumer group ``herald:digests``.
-For each notification, the window updates of every matching subscription
-and the ``XACK`` go in one MULTI/EXEC: all of it happens or none, so after
-a crash the notification is either collected and acknowledged, or still
-pending and collected again, never both nor neither. The transaction
-WATCHes each subscription's ``closed`` mark, so nothing can land in a window
-the sender has begun to close; it then goes into the next window.
+The workers read ``herald:stream`` as the consumer group ``herald:digests``,
+each under its own consumer name (consumers.py), so each new entry goes to
+one of them. For each notification, the window updates of every matching
+subscription and the ``XACK`` go in one MULTI/EXEC: all of it happens or
+none, so after a crash the notification is either collected and
+acknowledged, or still pending (collected later by its owner, or by a peer
+that claims it once it has been idle ``DIGEST_CLAIM_IDLE`` seconds), never
+both nor neither. The transaction WATCHes each subscription's ``closed``
+mark, so nothing can land in a window the sender has begun to close; it
+then goes into the next window.
+
+Exactly once with several workers: a claimed entry may still be collected by
+its first owner, alive but slow (paused, say, between reading and its
+transaction). So the transaction also WATCHes the entry's *collected marker*
+``herald:digest:collected:<entry id>`` and sets it (kept a day): whoever
+comes second finds it set, or has its transaction aborted by the first's
+write and then finds it set, and only acknowledges the entry. The marker is
+written only for a notification some subscription wants (one small key per
+such notification for a day), since collecting one nobody wants changes
+nothing.
 
 A notification goes into the window of its own time (its id's), unless that
 window is already closed. A critical one, for a subscription with
 ``critical_now``, goes to the outbox instead, to be emailed on its own.
 """
 import logging
+import time
 
 import orjson
 import redis
 
 from ..bus import STREAM
-from . import store, windows
+from . import consumers, store, windows
 from ..notifications import id_key, with_id
 
 log = logging.getLogger("herald.digest")
 
 GROUP = store.GROUP
-CONSUMER = "digest-worker"
 READ_COUNT = 100
+COLLECTED_TTL = 86400  # seconds a collected marker is kept
+CLAIM_EVERY_MAX = 5.0   # seconds between looks for idle pending entries, at most
+
+
+def collected_key(entry_id):
+    """The marker set when entry ``entry_id`` has been collected."""
+    return f"herald:digest:collected:{entry_id.decode() if isinstance(entry_id, bytes) else entry_id}"
 
 
 class Collector:
-    def __init__(self, client, fault=None):
+    """Collects as consumer ``consumer`` (default: consumers.consumer_name()), taking over
+    entries other consumers left pending for ``claim_idle`` seconds."""
+
+    def __init__(self, client, fault=None, consumer=None, claim_idle=None, clock=time.monotonic):
         self.client = client
         self.fault = fault or (lambda step: None)
+        self.consumer = consumer or consumers.consumer_name()
+        idle = claim_idle if claim_idle is not None else consumers.claim_idle()
+        self.claimer = consumers.Claimer(client, self.consumer, idle)
+        self.claim_every = min(idle / 2, CLAIM_EVERY_MAX)
+        self.claim_at = 0.0
+        self.clock = clock
         self.records, self.version = [], None
         self.backlog_done = False  # our own pending entries (after a crash) come first
         self.collected = 0
+        self.claimed = 0
+        self.duplicates = 0  # entries found already collected (by a peer): acknowledged only
 
     def ensure_group(self):
         store.ensure_group(self.client)
@@ -50,20 +81,37 @@ class Collector:
         """Read and collect one batch; returns how many entries it handled.
 
         After a start, our own pending entries (read before a crash, never
-        acknowledged) come first; then new ones, waiting up to ``block_ms``.
+        acknowledged; only with a fixed DIGEST_CONSUMER) come first; then,
+        every so often, entries idle under another consumer (or under us, left
+        by a lost connection); then new ones, waiting up to ``block_ms``.
         """
         entries = []
         if not self.backlog_done:
-            replies = self.client.xreadgroup(GROUP, CONSUMER, {STREAM: "0"}, count=READ_COUNT)
+            replies = self.client.xreadgroup(GROUP, self.consumer, {STREAM: "0"}, count=READ_COUNT)
             entries = replies[0][1] if replies else []
             self.backlog_done = not entries
-        if self.backlog_done:
-            replies = self.client.xreadgroup(GROUP, CONSUMER, {STREAM: ">"}, count=READ_COUNT,
+        if self.backlog_done and self.clock() >= self.claim_at:
+            entries = self._claim()
+        if self.backlog_done and not entries:
+            replies = self.client.xreadgroup(GROUP, self.consumer, {STREAM: ">"}, count=READ_COUNT,
                                              block=block_ms)
             entries = replies[0][1] if replies else []
         for entry_id, fields in entries:
             self.collect(entry_id, fields)
         return len(entries)
+
+    def _claim(self):
+        entries, deleted, done = self.claimer.claim(READ_COUNT)
+        if done:
+            self.claim_at = self.clock() + self.claim_every
+        if deleted:
+            log.warning("%d pending notifications were trimmed before they were collected",
+                        len(deleted))
+        if entries:
+            self.claimed += len(entries)
+            log.info("took over %d notifications another digest worker left pending",
+                     len(entries))
+        return entries
 
     def collect(self, entry_id, fields):
         if not fields:  # trimmed from the stream before we read it
@@ -76,19 +124,29 @@ class Collector:
         with self.client.pipeline() as pipe:
             while True:
                 try:
-                    self._collect_once(pipe, entry_id, envelope, wanting, moment)
+                    done = self._collect_once(pipe, entry_id, envelope, wanting, moment)
                     break
                 except redis.WatchError:
-                    continue  # a window closed meanwhile: choose again
-        self.collected += 1
+                    continue  # a window closed, or a peer collected it, meanwhile: look again
+        if done:
+            self.collected += 1
+        else:
+            self.duplicates += 1
 
     def _collect_once(self, pipe, entry_id, envelope, wanting, moment):
+        """One try of the transaction; False when the entry was already collected."""
         closed = {}
         if wanting:
+            marker = collected_key(entry_id)
             # The subscriptions' own keys too: one deleted meanwhile (its windows
             # deleted with it) must not get a window again.
-            pipe.watch(*[windows.closed_key(r["id"]) for r in wanting],
+            pipe.watch(marker, *[windows.closed_key(r["id"]) for r in wanting],
                        *[store.key(r["id"]) for r in wanting])
+            if pipe.exists(marker):  # a peer collected it (it was claimed from us, or by us)
+                pipe.multi()
+                pipe.xack(STREAM, GROUP, entry_id)
+                pipe.execute()
+                return False
             wanting = [r for r in wanting if pipe.exists(store.key(r["id"]))]
             closed = {r["id"]: windows.closed_upto(pipe, r["id"]) for r in wanting}
         pipe.multi()
@@ -98,6 +156,9 @@ class Collector:
             else:
                 window = store.schedule_of(record).next_due(max(moment, closed[record["id"]]))
                 windows.add(pipe, record["id"], window, envelope)
+        if wanting:
+            pipe.set(collected_key(entry_id), 1, ex=COLLECTED_TTL)
         pipe.xack(STREAM, GROUP, entry_id)
         self.fault("collect:before-exec")
         pipe.execute()
+        return True

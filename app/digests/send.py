@@ -10,6 +10,19 @@ again on restart, with the same Message-ID (built from the key), which many
 mail systems use to drop the copy. The outbox works the same way, one email
 per critical notification.
 
+Several workers: any of them may find the same due window or outbox entry.
+Before sending, a worker takes the email's lease (``SET
+herald:digest:sending:<key> NX PX``, 120 s: longer than an SMTP exchange
+with its 10 s timeouts) and lets go of it after marking the email sent; a
+worker that finds the lease taken leaves the email to its holder. Under the
+lease it reads the window and the sent mark afresh, so an email a peer has
+just finished is not sent again. A holder that dies lets its lease lapse,
+and another worker sends the email then (or, if the holder had got it
+accepted, sends the copy of the corner above). The one case the lease does
+not cover: an SMTP exchange that outlasts it (a server that answers each
+step just within its timeout) may be sent by a second worker too, with the
+same Message-ID.
+
 SMTP down: nothing is dropped; sending is retried with backoff (1 s doubling
 to 60 s), one log line per change of state. Without SMTP_URL, digests are
 kept until it is set.
@@ -20,6 +33,7 @@ import time
 import orjson
 
 from .. import metrics
+from ..leases import ItemLeases
 from . import render, store, windows
 
 from .smtp import ERRORS
@@ -27,6 +41,8 @@ from .smtp import ERRORS
 log = logging.getLogger("herald.digest")
 
 BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0
+SENDING = "herald:digest:sending:"  # + an email's idempotency key: who is sending it
+SEND_LEASE = 120.0  # seconds; longer than an SMTP exchange (a 10 s timeout per step)
 
 _CLOSE_LUA = """
 local closed = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -48,6 +64,7 @@ class Sender:
         self.failing = False
         self.warned_no_smtp = False
         self.sent = 0
+        self.leases = ItemLeases(client, SENDING, SEND_LEASE)
 
     def step(self):
         """Send what is due; returns how many emails went out."""
@@ -84,12 +101,21 @@ class Sender:
         self.backoff = min(self.backoff * 2, BACKOFF_MAX)
 
     def send_window(self, record, window):
-        """Close, send (once) and clear ``record``'s window ``window``; True if an email went."""
+        """Close, send (once) and clear ``record``'s window ``window``; True if an email went.
+        False too when another worker holds its lease (it is sending it)."""
         digest_id = record["id"]
+        key = windows.digest_key(digest_id, window)
+        if not self.leases.take(key):
+            return False
+        try:
+            return self._send_window(record, digest_id, window, key)
+        finally:
+            self.leases.release(key)
+
+    def _send_window(self, record, digest_id, window, key):
         self.close_script(keys=[windows.closed_key(digest_id)], args=[window])
         self.fault("send:closed")
         counts, items, total = windows.read(self.client, digest_id, window)
-        key = windows.digest_key(digest_id, window)
         emailed = False
         if total and not self.client.exists(windows.sent_key(key)):
             message = render.digest_email(record, window, counts, items, total,
@@ -117,16 +143,26 @@ class Sender:
                 continue  # its owner's quiet hours: it waits for their end, in order
             if record is not None and record["enabled"]:
                 key = windows.critical_key(record["id"], job["envelope"])
-                if not self.client.exists(windows.sent_key(key)):
-                    message = render.critical_email(record, job["envelope"], None, self.base_url, key)
-                    self.fault("outbox:before-smtp")
-                    self.smtp.send(message)
-                    self.sent += 1
-                    metrics.count(self.client, "digest_emails_sent")
-                    self.fault("outbox:after-smtp")
-                with self.client.pipeline() as pipe:
-                    pipe.set(windows.sent_key(key), 1, ex=windows.SENT_TTL)
-                    pipe.lrem(windows.OUTBOX, 1, raw)
-                    pipe.execute()
+                if not self.leases.take(key):
+                    continue  # another worker is sending it
+                try:
+                    self._send_critical(record, job, raw, key)
+                finally:
+                    self.leases.release(key)
             else:
                 self.client.lrem(windows.OUTBOX, 1, raw)
+
+    def _send_critical(self, record, job, raw, key):
+        if not self.client.exists(windows.sent_key(key)):
+            if self.client.lpos(windows.OUTBOX, raw) is None:
+                return  # a peer sent it and took it off the outbox since we looked
+            message = render.critical_email(record, job["envelope"], None, self.base_url, key)
+            self.fault("outbox:before-smtp")
+            self.smtp.send(message)
+            self.sent += 1
+            metrics.count(self.client, "digest_emails_sent")
+            self.fault("outbox:after-smtp")
+        with self.client.pipeline() as pipe:
+            pipe.set(windows.sent_key(key), 1, ex=windows.SENT_TTL)
+            pipe.lrem(windows.OUTBOX, 1, raw)
+            pipe.execute()

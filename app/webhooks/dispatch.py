@@ -4,7 +4,12 @@ The worker reads the stream as the consumer group ``herald:webhooks``. For
 each entry, one Lua script pushes it onto the queue of every endpoint that
 wants it (and still exists) and acknowledges it: all of it happens or none,
 so after a crash an entry is either queued everywhere and acknowledged, or
-still pending (read again on restart), never queued twice nor lost.
+still pending (read again on restart), never queued twice nor lost. The
+script queues nothing for an entry no longer pending, so a second dispatch
+of one entry (two workers, one paused past its lease) is a no-op. One worker
+dispatches at a time (the lease in worker.py), under the fixed consumer name
+``webhook-worker``, so the one that takes over reads what its predecessor
+left pending first, and each endpoint's queue stays in id order.
 
 An endpoint gets what was published after it was registered, never older
 entries (the worker may be behind when an endpoint is added).
@@ -24,8 +29,11 @@ CONSUMER = "webhook-worker"
 READ_COUNT = 200
 
 # KEYS: stream, then n endpoint keys, then their n queues. ARGV: group, entry id,
-# item. Queues the item for each endpoint that still exists, then XACKs.
+# item. Queues the item for each endpoint that still exists, then XACKs; nothing
+# when the entry is no longer pending (already dispatched: by a worker that was
+# paused past its lease, say), so dispatching an entry twice queues it once.
 _FAN_OUT_LUA = """
+if #redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1) == 0 then return {} end
 local n = (#KEYS - 1) / 2
 local queued = {}
 for i = 1, n do

@@ -83,9 +83,10 @@ return 1
 class Sender(threading.Thread):
     """Delivers endpoint ``endpoint_id``'s queue until :meth:`stop` (or the endpoint is deleted)."""
 
-    def __init__(self, client, endpoint_id, settings, clock=time.time):
+    def __init__(self, client, endpoint_id, settings, clock=time.time, active=None):
         super().__init__(name=f"webhook-{endpoint_id}", daemon=True)
         self.client, self.endpoint_id, self.settings, self.clock = client, endpoint_id, settings, clock
+        self.active = active or (lambda: True)  # False: another worker may be sending now
         self.woken = threading.Event()
         self.stopping = False
         self.done = client.register_script(_DONE_LUA)
@@ -122,6 +123,8 @@ class Sender(threading.Thread):
         """Try the head once if it is due. Returns seconds to wait before the next
         step (0: go on at once), or None when the endpoint is gone."""
         self.woken.clear()
+        if not self.active():
+            return IDLE  # our worker's lease may have lapsed (a pause): send nothing
         with self.client.pipeline(transaction=False) as pipe:
             pipe.hgetall(store.key(self.endpoint_id))
             pipe.lindex(store.queue_key(self.endpoint_id), 0)

@@ -22,12 +22,17 @@ class Settings:
     client_error_retries: int = 3    # retries of a 4xx (or 3xx) answer before parking
     connect_timeout: float = 5.0
     read_timeout: float = 10.0
+    lease: float = 10.0              # seconds the active worker's lease lasts unless renewed
 
     @classmethod
     def from_env(cls):
+        lease = _number("WEBHOOK_LEASE", 10.0)
+        if not 3 <= lease <= 3600:  # renewed every round of the loop (about 0.5 s)
+            raise SystemExit(f"herald: WEBHOOK_LEASE must be from 3 to 3600 seconds, not {lease:g}")
         return cls(backoff_base=_number("WEBHOOK_BACKOFF_BASE", 1.0),
                    backoff_max=_number("WEBHOOK_BACKOFF_MAX", 3600.0),
                    retry_for=_number("WEBHOOK_RETRY_FOR", 86400.0),
                    client_error_retries=int(_number("WEBHOOK_4XX_RETRIES", 3)),
                    connect_timeout=_number("WEBHOOK_CONNECT_TIMEOUT", 5.0),
-                   read_timeout=_number("WEBHOOK_TIMEOUT", 10.0))
+                   read_timeout=_number("WEBHOOK_TIMEOUT", 10.0),
+                   lease=lease)

@@ -1,13 +1,25 @@
 """The webhook worker's loop: the dispatcher in this thread, one sender thread per endpoint.
 
 ``python -m workers.webhooks`` runs it as a process (workers/webhooks.py).
-Run one per Redis: its consumer name is fixed, so that after a crash it
-takes up its own pending entries, and each endpoint must have one sender.
+
+Active and standby: each endpoint must have one sender (its order is the
+order of its queue) and the stream one dispatcher (so the queues fill in id
+order), so of several webhook workers on one Redis one is active, holding
+the lease ``herald:webhooks:lease`` (``WEBHOOK_LEASE`` seconds, renewed each
+round of the loop), and the others stand by, trying for it every second.
+When the active one dies the lease lapses and a standby takes over, reading
+first what its predecessor left pending (the consumer name is the same) and
+then the queues from their heads. A sender sends nothing once its worker's
+lease may have lapsed by its own clock (leases.Lease.held), so a worker
+paused past its lease does not race its successor when it wakes, beyond at
+most the one POST it had under way: delivered twice, with the same
+``Herald-Delivery`` id, which at-least-once delivery allows.
 """
 import logging
 import time
 
 from .. import metrics
+from ..leases import Lease
 from ..redis_client import UNAVAILABLE
 from . import store
 from .dispatch import Dispatcher
@@ -16,13 +28,19 @@ from .sender import Sender
 log = logging.getLogger("herald.webhooks")
 
 HEARTBEAT_EVERY = 5  # seconds
+LEASE_KEY = "herald:webhooks:lease"
+STANDBY_WAIT = 1.0  # seconds between a standby's tries for the lease
 
 
 class Worker:
-    def __init__(self, client, settings):
+    def __init__(self, client, settings, holder=None):
         self.client, self.settings = client, settings
         self.senders = {}
         self.dispatcher = Dispatcher(client, self._queued)
+        self.lease = Lease(client, LEASE_KEY, settings.lease, holder)
+        self.active = False
+        self.said_standby = False
+        self.queued = None  # deliveries waiting in all queues, at the last look
         self.beat_at = 0.0
         self.grouped = False
 
@@ -31,11 +49,17 @@ class Worker:
         if sender is not None:
             sender.wake()
 
+    def details(self):
+        """What the heartbeat shows (attributes only: called from its thread)."""
+        return {"active": self.active, "dispatched": self.dispatcher.dispatched,
+                "endpoints": len(self.senders), "queued": self.queued}
+
     def sync_senders(self):
         """A sender for each endpoint, none for a deleted one."""
         wanted = {r["id"] for r in self.dispatcher.endpoints()}
         for endpoint_id in wanted - set(self.senders):
-            sender = self.senders[endpoint_id] = Sender(self.client, endpoint_id, self.settings)
+            sender = self.senders[endpoint_id] = Sender(self.client, endpoint_id, self.settings,
+                                                        active=self.lease.held)
             sender.start()
         for endpoint_id in set(self.senders) - wanted:
             self.senders.pop(endpoint_id).stop()
@@ -50,11 +74,35 @@ class Worker:
         if now - self.beat_at >= HEARTBEAT_EVERY:
             metrics.gauge(self.client, "webhook_heartbeat", now)
             self.beat_at = now
+            self._count_queued()
+
+    def _count_queued(self):
+        with self.client.pipeline(transaction=False) as pipe:
+            for endpoint_id in self.senders:
+                pipe.llen(store.queue_key(endpoint_id))
+            self.queued = sum(pipe.execute())
+
+    def lead(self):
+        """Keep (or take) the lease; True while this worker is the active one."""
+        ours = self.lease.keep()
+        if ours and not self.active:
+            self.active, self.said_standby = True, False
+            self.dispatcher.backlog_done = False  # what the last active one left pending first
+            log.info("active: dispatching and delivering (lease %s)", self.lease.holder)
+        elif not ours and (self.active or not self.said_standby):
+            if self.active:
+                self.stop()
+            self.active, self.said_standby = False, True
+            log.info("standing by: the webhook worker %s is active", self.lease.holder_now())
+        return self.active
 
     def run(self, running):
         backoff, down = 0.1, False
         while running():
             try:
+                if not self.lead():
+                    time.sleep(STANDBY_WAIT)
+                    continue
                 if down or not self.grouped:
                     store.ensure_group(self.client)
                     self.grouped = True
@@ -69,6 +117,9 @@ class Worker:
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
         self.stop()
+        if self.active:
+            self.lease.release()  # a standby takes over at once
+            self.active = False
 
     def stop(self, seconds=15):
         """Stop the senders, letting a POST under way finish (up to ``seconds`` in all)."""
@@ -77,3 +128,4 @@ class Worker:
         deadline = time.monotonic() + seconds
         for sender in self.senders.values():
             sender.join(max(0.0, deadline - time.monotonic()))
+        self.senders.clear()

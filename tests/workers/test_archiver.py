@@ -16,7 +16,9 @@ pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in ma
 
 class ArchiverProcess:
     def __init__(self, redis_url, folder, log_path):
-        self.env = dict(os.environ, REDIS_URL=redis_url, ARCHIVE_DIR=str(folder))
+        # A short lease: a restart after a kill waits for the dead one's lease to lapse.
+        self.env = dict(os.environ, REDIS_URL=redis_url, ARCHIVE_DIR=str(folder),
+                        ARCHIVER_LEASE="3")
         self.log_path = log_path
         self.process = None
 

@@ -63,9 +63,9 @@ REPORT_SECONDS = 1.0
 class Ingest:
     """Reads the ingest sockets and writes to Redis; runs in the bridge's main thread."""
 
-    def __init__(self, context, settings, bus, secure):
-        self.settings = settings
-        self.bus = bus
+    def __init__(self, context, settings, bus, secure, instance=None):
+        self.settings, self.bus = settings, bus
+        self.instance = instance or metrics.process_label()  # host:pid, its backlog gauge's label
         self.pull = self._bind(context, zmq.PULL, settings.pull, secure)
         self.router = self._bind(context, zmq.ROUTER, settings.router, secure)
         self.backlog = deque()
@@ -110,8 +110,8 @@ class Ingest:
                 self.report()
 
     def report(self):
-        """Once a second, the figures /metrics shows: the backlog now, and what
-        was received and refused since the last report (skipped while Redis is away)."""
+        """Once a second, the figures /metrics shows: this bridge's own backlog gauge, and
+        what was received and refused since the last report (skipped while Redis is away)."""
         self.report_at = time.monotonic() + REPORT_SECONDS
         if self.redis_down:
             return
@@ -120,7 +120,7 @@ class Ingest:
         now = {"bridge_received": self.counters["received"], "bridge_refused": refused}
         try:
             with self.bus.client.pipeline(transaction=False) as pipe:
-                pipe.hset(metrics.WORKERS, "bridge_backlog", self._backlog_size())
+                metrics.bridge_backlog(pipe, self.instance, self._backlog_size())
                 for field, value in now.items():
                     if value > self.reported[field]:
                         pipe.hincrby(metrics.WORKERS, field, value - self.reported[field])
