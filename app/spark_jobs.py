@@ -1,30 +1,117 @@
 """Launching the Spark rollup job from the web app and the CLI, and reading its result.
 
-The job runs as a process of its own (``python -m workers.spark.jobs.rollup``),
-never inside a web process: it needs a JVM and may run for minutes. Its
-progress and outcome come back as ``spark.job.*`` notifications like any
-other publisher's; its output is read from ``ROLLUP_DIR/summary.json``.
+The job runs as a process of its own, never inside a web process: it needs a
+JVM and may run for minutes. Its progress and outcome come back as
+``spark.job.*`` notifications like any other publisher's (the driver, which
+runs in that process, publishes them to ``REDIS_URL``); its output is read
+from ``ROLLUP_DIR/summary.json``.
+
+On a local master (``local``, ``local[N]``, the default ``local[*]``) that
+process is ``python -m workers.spark.jobs.rollup``: one JVM does everything.
+On a cluster master (``spark://…``, ``yarn``, ``k8s://…``) the executors are
+JVMs, with Python workers, of their own on other machines, so it is
+``spark-submit`` in client mode (the driver stays here: it publishes to
+Redis and writes ``summary.json`` where this host reads it) with what the
+executors need: a Python (by default this virtualenv's interpreter, at the
+same path on every node; ``spark.pyspark.python`` in spark-defaults.conf
+or ``PYSPARK_PYTHON`` says otherwise, see docs/spark.md), the
+project's code as a zip of ``app`` and ``workers`` (``--py-files``: Spark
+ships it from the driver, no shared code folder needed), and absolute
+archive and output paths, which must be on storage every node mounts at that
+path. docs/spark.md has the commands to run by hand, on YARN and Kubernetes too.
 """
 import json
+import os
 import subprocess
 import sys
 import threading
 import uuid
+import zipfile
 from pathlib import Path
 
-from .config import ROOT
+from .spark_masters import is_local
+
+from .config import ROOT, var_dir
+
+PROJECT_PACKAGES = ("app", "workers")  # what the job imports; shipped to cluster executors
+PROJECT_ZIP = "herald-project.zip"
+ROLLUP_SCRIPT = ROOT / "workers" / "spark" / "jobs" / "rollup.py"
 
 
-def rollup_command(archive, out, user=None, correlation_id=None, master=None):
-    command = [sys.executable, "-m", "workers.spark.jobs.rollup", "--archive", str(archive),
-               "--out", str(out)]
+def spark_submit():
+    """PySpark's own ``bin/spark-submit``: its Spark is the pip package (the one the
+    driver imports), unless ``SPARK_HOME`` names a Spark installation, which the
+    script then uses instead (a cluster's own, with its Hadoop/YARN settings)."""
+    import importlib.util
+    spec = importlib.util.find_spec("pyspark")
+    return Path(spec.origin).parent / "bin" / "spark-submit"
+
+
+def project_zip(folder):
+    """Write the project's Python packages (``app``, ``workers``: .py files only) to
+    ``folder/herald-project.zip`` and return its path.
+
+    Rewritten on every launch (it is small), through a temporary name and a
+    rename, so a job never reads a half-written zip and always gets the code
+    of the process launching it.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / PROJECT_ZIP
+    partial = folder / f".{PROJECT_ZIP}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    try:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for package in PROJECT_PACKAGES:
+                for path in sorted((ROOT / package).rglob("*.py")):
+                    if "__pycache__" not in path.parts:
+                        archive.write(path, path.relative_to(ROOT).as_posix())
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def cluster_conf():
+    """The ``--conf`` settings a cluster run gets from the launcher, as a dict.
+
+    The driver runs this virtualenv's Python (it imports ``app``: Redis, the
+    bus). The executors' Python is left to ``spark.pyspark.python`` (set in
+    spark-defaults.conf, or with ``conf``), else ``PYSPARK_PYTHON``, else
+    the job makes it the driver's interpreter (workers/spark/jobs/rollup.py
+    ``session``): the same path on every node, which a packed or per-image
+    virtualenv overrides.
+    """
+    return {"spark.pyspark.driver.python": sys.executable}
+
+
+def rollup_command(archive, out, user=None, correlation_id=None, master=None, scratch=None,
+                   conf=None):
+    """The command that runs the rollup on ``master`` (default ``SPARK_MASTER``, else local[*]).
+
+    Local masters: ``python -m workers.spark.jobs.rollup …``. Cluster masters:
+    ``spark-submit --master … --deploy-mode client --py-files <zip> --conf …
+    workers/spark/jobs/rollup.py …``, the zip written to ``scratch`` (default
+    ``var/spark``); ``conf`` adds or overrides ``--conf`` settings. The archive
+    and output paths are made absolute here (relative to the caller's working
+    folder): executors do not share the driver's working folder.
+    """
+    master = master or os.environ.get("SPARK_MASTER") or None
+    job = ["--archive", os.path.abspath(archive), "--out", os.path.abspath(out)]
     if user:
-        command += ["--user", user]
+        job += ["--user", user]
     if correlation_id:
-        command += ["--correlation-id", correlation_id]
+        job += ["--correlation-id", correlation_id]
     if master:
-        command += ["--master", master]
-    return command
+        job += ["--master", master]
+    if is_local(master):
+        return [sys.executable, "-m", "workers.spark.jobs.rollup", *job]
+    settings = dict(cluster_conf(), **(conf or {}))
+    command = [str(spark_submit()), "--master", master, "--deploy-mode", "client",
+               "--name", "herald-rollup",
+               "--py-files", str(project_zip(scratch or var_dir() / "spark"))]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
+    return command + [str(ROLLUP_SCRIPT), *job]
 
 
 class Runs:
@@ -95,6 +182,8 @@ def launch_rollup(config, runs, user, client=None):
 
     Its output goes to ``SPARK_LOG_DIR/<correlation id>.log``. With ``client``
     (Redis) only one runs at a time across every web process: RollupRunning.
+    The job gets this app's ``REDIS_URL`` (its driver publishes the job's
+    notifications there, wherever the master is).
     """
     correlation_id = f"spark-rollup-{uuid.uuid4().hex[:12]}"
     if client is not None and not client.set(LOCK, correlation_id, nx=True, ex=LOCK_TTL):
@@ -102,11 +191,15 @@ def launch_rollup(config, runs, user, client=None):
     try:
         logs = Path(config["SPARK_LOG_DIR"])
         logs.mkdir(parents=True, exist_ok=True)
+        command = rollup_command(config["ARCHIVE_DIR"], config["ROLLUP_DIR"], user,
+                                 correlation_id, scratch=logs)
+        env = dict(os.environ)
+        if config.get("REDIS_URL"):
+            env["REDIS_URL"] = config["REDIS_URL"]
         with open(logs / f"{correlation_id}.log", "wb") as log:
             process = subprocess.Popen(
-                rollup_command(config["ARCHIVE_DIR"], config["ROLLUP_DIR"], user, correlation_id),
-                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True)
     except BaseException:
         if client is not None:  # nothing started: the next press may try again at once
             release(client, correlation_id)

@@ -75,7 +75,9 @@ def test_runs_unchanged_under_spark_submit(redis_server, herald_redis, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2,000 notifications read" in done.stdout
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["rows_read"] == 2_000
-    assert job_notifications(herald_redis, "submitted")[-1]["topic"] == "spark.job.succeeded"
+    sent = job_notifications(herald_redis, "submitted")
+    assert sent[-1]["topic"] == "spark.job.succeeded"
+    assert sent[0]["data"]["master"] == "local[2]"  # spark-submit's --master, not a default
 
 
 def test_python_m_with_a_missing_archive_exits_2(redis_server, herald_redis, tmp_path):
