@@ -31,6 +31,7 @@ bench: setup-test
 	@$(PY) bench/slow_client.py
 	@$(PY) bench/bridge.py
 	@$(PY) bench/spark_rollup.py
+	@$(PY) bench/spark_cluster.py
 	@$(PY) bench/search.py
 	@$(PY) bench/webhooks.py
 	@$(PY) bench/fanout.py --servers herald,herald2,per_connection,node --clients 1000 --rates 20,50,100,200,400,600,900 --idle 5000 --plot bench/fanout.png
