@@ -29,6 +29,7 @@ bench: setup-test
 	@$(PY) bench/abuse.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
+	@$(PY) bench/storm.py
 	@$(PY) bench/bridge.py
 	@$(PY) bench/spark_rollup.py
 	@$(PY) bench/spark_cluster.py

@@ -152,8 +152,8 @@ class Config:
         # is refused at once with "unavailable: busy, retry later" and a retry_after.
         self.ADMIT_RATE = _int("ADMIT_RATE", 0)
         self.ADMIT_BURST = _int("ADMIT_BURST", 0)
-        self.REPLAY_CONCURRENCY = _int("REPLAY_CONCURRENCY", 8)
-        self.REPLAY_QUEUE = _int("REPLAY_QUEUE", 200)
+        self.REPLAY_CONCURRENCY = _int("REPLAY_CONCURRENCY", 32)
+        self.REPLAY_QUEUE = _int("REPLAY_QUEUE", 256)
         # Seconds a websocket may make no progress sending or receiving.
         self.WEBSOCKET_TIMEOUT = _int("WEBSOCKET_TIMEOUT", 60)
         # Server-Sent Events: seconds between heartbeat comments on an idle stream

@@ -8,9 +8,13 @@ delivery beyond an integer addition:
   disconnects, open event streams and their deliveries) to ``herald:metrics:web:<host>:<pid>`` every few seconds,
   with an expiry, so a process that died drops out;
 - the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
-  backlog, digest emails sent and failed, Spark job outcomes, webhook
-  deliveries); the webhook queue gauges are read from the queues themselves
-  (app/webhooks/figures.py).
+  messages received and refused, digest emails sent and failed, Spark job
+  outcomes, webhook deliveries); the webhook queue gauges are read from the
+  queues themselves (app/webhooks/figures.py);
+- each ZeroMQ bridge (several may run) writes its backlog to
+  ``herald:metrics:bridge:<host>:<pid>`` every second, with an expiry, shown as
+  ``herald_bridge_backlog{instance}``: one gauge per bridge, so that two do
+  not overwrite each other's, and a dead one drops out.
 
 ``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
 any of them), renders all of it in the Prometheus text format
@@ -29,7 +33,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import CollectorRegistry
 
-from . import worker_status
+from . import heartbeats, worker_status
 from .redis_client import UNAVAILABLE
 from .webhooks import figures as webhook_figures
 
@@ -44,7 +48,6 @@ LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 
 # Worker figures: hash field -> (kind, help).
 WORKER_METRICS = {
-    "bridge_backlog": ("gauge", "Messages the ZeroMQ bridge holds, waiting for Redis."),
     "bridge_received": ("counter", "Messages the ZeroMQ bridge accepted."),
     "bridge_refused": ("counter", "Messages the ZeroMQ bridge refused (bad input or backlog full)."),
     "digest_emails_sent": ("counter", "Digest and critical emails sent."),
@@ -99,6 +102,28 @@ def gauge(client, field, value):
         pass
 
 
+# -- ZeroMQ bridges: a backlog gauge per instance (workers/bridge/ingest.py) ----------
+BRIDGE_PREFIX = "herald:metrics:bridge:"
+BRIDGE_TTL = 10  # seconds a bridge's backlog figure outlives its last report
+
+
+def bridge_backlog(client, instance, value):
+    """Bridge ``instance`` holds ``value`` messages for Redis (``client`` may be a pipeline)."""
+    client.set(BRIDGE_PREFIX + instance, int(value), ex=BRIDGE_TTL)
+
+
+def _bridge_backlog_family(client):
+    family = GaugeMetricFamily("herald_bridge_backlog",
+                               "Messages a ZeroMQ bridge holds, waiting for Redis.",
+                               labels=["instance"])
+    keys = sorted(client.scan_iter(BRIDGE_PREFIX + "*", count=500))
+    for key, raw in zip(keys, client.mget(keys) if keys else [], strict=True):
+        if raw is not None:
+            family.add_metric([key.decode()[len(BRIDGE_PREFIX):]], float(raw))
+    return family
+# -------------------------------------------------------------------------------------
+
+
 def web_snapshot(app):
     """This web process's figures, as plain numbers."""
     sio = app.extensions["herald.sio"]
@@ -113,6 +138,8 @@ def web_snapshot(app):
         "abusive_disconnects": sio.abusive_disconnects,
         "join_timeouts": sio.join_timeouts,
         "connections_refused": getattr(app.extensions.get("herald.server"), "refused", 0),
+        # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
+        **app.extensions["herald.admission"].figures(),
         "sse_streams": len(app.extensions["herald.streams"]),
         "sse_deliveries": app.extensions["herald.streams"].delivered,
         "sse_shed": app.extensions["herald.streams"].shed,
@@ -190,11 +217,12 @@ class HeraldCollector:
             snapshots = client.mget(keys) if keys else []
             workers = client.hgetall(WORKERS)
             faults = worker_status.faults(client)
+            beats = heartbeats.read(client)
         except UNAVAILABLE as exc:
             log.warning("metrics: Redis unreachable (%s); only this process's figures", exc)
             keys = [(WEB_PREFIX + process_label()).encode()]
             snapshots = [orjson.dumps(web_snapshot(self.app))]
-            workers, faults = {}, {}
+            workers, faults, beats = {}, {}, []
         families = {
             "connected_clients": GaugeMetricFamily(
                 "herald_connected_clients", "Socket.IO connections open now.", labels=["process"]),
@@ -221,6 +249,20 @@ class HeraldCollector:
             "connections_refused": CounterMetricFamily(
                 "herald_connections_refused",
                 "Connections refused at the connection limits (in total, per address).",
+                labels=["process"]),
+            "connects_deferred": CounterMetricFamily(
+                "herald_connects_deferred",
+                "Connects refused as busy (\"retry later\"): past ADMIT_RATE, or REPLAY_QUEUE full.",
+                labels=["process"]),
+            "connects_deferred_replays": CounterMetricFamily(
+                "herald_connects_deferred_replays",
+                "Of those, the ones refused because REPLAY_QUEUE replays already waited.",
+                labels=["process"]),
+            "replays_running": GaugeMetricFamily(
+                "herald_replays_running", "Replays running now (at most REPLAY_CONCURRENCY).",
+                labels=["process"]),
+            "replays_waiting": GaugeMetricFamily(
+                "herald_replays_waiting", "Connections waiting for their replay's turn.",
                 labels=["process"]),
             "sse_streams": GaugeMetricFamily(
                 "herald_sse_streams", "Server-Sent Events streams open now.", labels=["process"]),
@@ -254,6 +296,7 @@ class HeraldCollector:
         for worker in sorted(faults):
             fault_family.add_metric([worker], 1)
         yield fault_family
+        yield from _heartbeat_families(beats)
         for field, (kind, text) in WORKER_METRICS.items():
             value = float(workers.get(field.encode(), 0))
             family = (GaugeMetricFamily if kind == "gauge" else CounterMetricFamily)(
@@ -261,9 +304,26 @@ class HeraldCollector:
             family.add_metric([], value)
             yield family
         try:
+            yield _bridge_backlog_family(client)
+        except UNAVAILABLE:
+            pass
+        try:
             yield from webhook_figures.families(client, workers)
         except UNAVAILABLE:
             pass
+
+
+def _heartbeat_families(beats):
+    """Every worker's heartbeat (app/heartbeats.py): up or missing, and its age."""
+    up = GaugeMetricFamily("herald_worker_up", "1 while a worker's heartbeat is fresh, 0 once missing.",
+                           labels=["role", "instance"])
+    age = GaugeMetricFamily("herald_worker_heartbeat_age_seconds", "Seconds since a worker's last heartbeat.",
+                            labels=["role", "instance"])
+    for beat in beats:
+        up.add_metric([beat["role"], beat["instance"]], int(beat["alive"]))
+        age.add_metric([beat["role"], beat["instance"]], beat["age"])
+    yield up
+    yield age
 
 
 def registry_for(app):

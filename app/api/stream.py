@@ -17,8 +17,10 @@ or for ``EventSource``, which cannot send headers, ``?token=`` with a stream
 token from ``POST /api/stream-token`` (short-lived, good for nothing else;
 app/auth/stream_tokens.py).
 """
+import functools
 import logging
 import queue
+import random
 
 import orjson
 from flask import Response, current_app, jsonify, request
@@ -28,6 +30,7 @@ from ..auth import stream_tokens, tokens
 from ..auth.guards import Unauthorized, identify
 from ..notifications import EnvelopeError, check_cursor, restrict
 from ..realtime import replay
+from ..realtime.storm import BUSY, Busy
 from ..realtime.streams import END, Stream
 from ..redis_client import UNAVAILABLE
 from . import access, bp
@@ -84,10 +87,19 @@ def stream():
             last_id = check_cursor(last_id.strip(), "last_id")
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
+    admission = current_app.extensions["herald.admission"]
+    try:
+        admission.admit(last_id is not None)  # bounded connects and replays (realtime/storm.py)
+    except Busy as busy:
+        return _busy(busy)
     client = extensions.redis()
     relay = current_app.extensions["herald.relay"]
     hub = current_app.extensions["herald.streams"]
     topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
+    try:
+        turn = admission.replay_turn() if last_id is not None else None
+    except Busy as busy:
+        return _busy(busy)
     heartbeat = current_app.config["SSE_HEARTBEAT"]
     opened = Stream(hub.new_key(), who.name, topics, who.topics, hub.max_queue)
     # From here, what the relay delivers for this stream is kept: held while
@@ -98,20 +110,43 @@ def stream():
         position = relay.feed.position
     else:
         relay.hold(opened.key, who.name, topics, who.topics)
-    return Response(_events(client, relay, hub, opened, last_id, position, heartbeat),
+    pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
+    body = _events(client, relay, hub, opened, last_id, position, heartbeat, turn, pause)
+    return Response(body,
                     mimetype="text/event-stream",
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
-def _events(client, relay, hub, opened, last_id, position, heartbeat):
-    """The response body: the replay (or where it went live), then live events."""
+def _busy(busy):
+    """Refused for now (a reconnect storm, app/realtime/storm.py): a stream that says
+    so in a ``busy`` event and ends. Not a 503, after which EventSource would never
+    reconnect: its ``retry`` is ``retry_after`` plus up to a second at random
+    (EventSource adds no jitter of its own), then it comes back with Last-Event-ID."""
+    wait = int(busy.retry_after * 1000 + random.random() * 1000)
+    body = (b"retry: %d\n\n" % wait
+            + event(b"busy", {"message": BUSY, "retry_after": busy.retry_after}))
+    return Response(body, mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-store", "Retry-After": str(int(busy.retry_after + 1))})
+
+
+def _events(client, relay, hub, opened, last_id, position, heartbeat, turn=None,
+            pause=lambda: None):
+    """The response body: the replay (or where it went live), then live events.
+    A replay waits for its ``turn`` (a bounded number run at once) and calls
+    ``pause()`` between steps (other greenlets run: the relay, other replays)."""
     key = opened.key
     try:
         yield b"retry: 2000\n\n"
         if last_id is None:
             yield event(b"replayed", {"recovered": True, "count": 0, "last_id": position})
         else:
-            yield from _replay(client, relay, hub, opened, last_id)
+            ready = turn is None or turn.wait(lambda: False)
+            if ready:
+                yield from _replay(client, relay, hub, opened, last_id, pause)
+            if turn is not None:
+                turn.done()  # the next replay's go (the stream itself goes on)
+            if not ready:
+                return  # waited too long for its turn: the client comes back with Last-Event-ID
         while True:
             try:
                 item = opened.queue.get(timeout=heartbeat)
@@ -135,14 +170,16 @@ def _events(client, relay, hub, opened, last_id, position, heartbeat):
     except UNAVAILABLE:
         log.warning("stream of %s ended: Redis is unreachable", opened.user)
     finally:
+        if turn is not None:
+            turn.done()
         relay.forget_hold(key)
         relay.forget(key)
         hub.close(key)
 
 
-def _replay(client, relay, hub, opened, last_id):
+def _replay(client, relay, hub, opened, last_id, pause=lambda: None):
     """What the stream missed since ``last_id`` (realtime/replay.py), as events; then
-    it is live, in the hub."""
+    it is live, in the hub. ``pause()`` after each step lets other greenlets run."""
     def go_live(topics):
         opened.topics = list(topics)
         hub.open(opened)
@@ -150,7 +187,8 @@ def _replay(client, relay, hub, opened, last_id):
     for name, payload in replay.steps(client, relay, opened.key, opened.user, opened.topics,
                                       last_id, go_live):
         if name == "notifications":
-            for envelope in payload:
-                yield notification(envelope["id"], orjson.dumps(envelope))
+            yield b"".join(notification(envelope["id"], orjson.dumps(envelope))
+                           for envelope in payload)
         else:
             yield event(name.encode(), payload)
+        pause()

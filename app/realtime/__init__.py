@@ -8,6 +8,7 @@
                           clients, refusing bad packets)
     namespace.py          NotificationsNamespace: connect, replay, subscriptions, read
     replay.py             one replay (held, read, released), for sockets and streams
+    manager.py            python-socketio's client manager, each client's rooms indexed
     storm.py              a reconnect storm: connects a second and replays at once
                           bounded; past them "unavailable: busy, retry later"
     streams.py            Server-Sent Events streams, fed by the same relay
@@ -29,6 +30,7 @@ from . import fastjson, transport
 from .namespace import NotificationsNamespace
 from .budgets import ReadCoalescer
 from .relay import Relay
+from .manager import IndexedManager
 from .server import HeraldServer
 from .storm import Admission
 from .streams import StreamHub
@@ -74,6 +76,7 @@ def init_app(app):
         json=fastjson,
         cors_allowed_origins=origin_check(config["SOCKETIO_ORIGINS"]),
         max_http_buffer_size=100_000,
+        client_manager=IndexedManager(),  # a disconnect costs its own rooms, not everyone's
     )
     namespace = NotificationsNamespace(
         app.extensions["herald.redis"], app.extensions["herald.tokens"],

@@ -65,7 +65,7 @@ class NotificationsNamespace(socketio.Namespace):
 
     def on_connect(self, sid, environ, auth=None):
         auth = auth if isinstance(auth, dict) else {}
-        self._admit()
+        self._admit(auth.get("last_id") is not None)
         try:
             last_id = auth.get("last_id")
             if last_id is not None:
@@ -91,11 +91,12 @@ class NotificationsNamespace(socketio.Namespace):
             self.relay.hold(sid, name, topics, who.topics)
             self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)
 
-    def _admit(self):
-        """Past the process's connect rate: refused at once, "retry later" (storm.py)."""
+    def _admit(self, resuming):
+        """Past the process's connect rate, or with no room for one more replay:
+        refused at once, "retry later" (storm.py)."""
         if self.admission is not None:
             try:
-                self.admission.admit()
+                self.admission.admit(resuming)
             except Busy as busy:
                 raise busy.refusal() from None
 

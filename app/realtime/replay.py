@@ -21,6 +21,10 @@ from .. import history
 from ..notifications import id_key
 
 RESET = {"reason": "last_id is older than the retained history"}
+# Entries read from history per step: a bounded page, so that each step is
+# short and the caller can let other greenlets run between steps (a replay
+# never holds the loop for long, however much it has to send).
+PAGE = 200
 
 
 def newest(*ids):
@@ -38,7 +42,7 @@ def steps(client, relay, key, user, topics, last_id, go_live, gone=lambda: False
         yield "reset", RESET
         cursor = None
     else:
-        for visible, cursor in history.replay(client, user, topics, last_id):
+        for visible, cursor in history.replay(client, user, topics, last_id, chunk=PAGE):
             if gone():
                 return
             if visible:

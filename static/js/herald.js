@@ -28,12 +28,21 @@
  * (read state, whole or a change), `state` (archived, snoozed, woke: a
  * change), `subscriptions` (the user's full list),
  * `subscriptions:error` (a message) and `error` (an Error: refused for good).
+ *
+ * Reconnecting. A lost connection, one that could not be made, and one the
+ * server refused as `unavailable` (Redis away, or the server busy with a storm
+ * of reconnects: then it says `retry_after`) are tried again after a random
+ * delay from a window that doubles with each failed attempt ("full jitter"),
+ * never sooner than `retry_after`: when a web process restarts, its thousands
+ * of clients come back spread out rather than all at once.
  */
 (function (root) {
   'use strict';
 
   var NAMESPACE = '/notifications';
   var ACK_TIMEOUT = 10000;  // ms to wait for the server to acknowledge a request
+  var UNAVAILABLE_CAP = 30000;  // ms: the widest retry window after an "unavailable" refusal
+  var RETRY_AFTER_MAX = 300;    // s: the most of a server's retry_after hint that is heeded
   var SYNC_ACTIONS = {created: true, updated: true, deleted: true};
 
   // ---- Events ----------------------------------------------------------------
@@ -192,6 +201,38 @@
     this.refreshAt = 0;
   };
 
+  // ---- Reconnecting ----------------------------------------------------------------
+
+  // When to try again after a lost or failed connection: "full jitter", a delay
+  // drawn at random from 0 to a window that doubles with every failed attempt
+  // (`base`, 2·base, 4·base, ... up to `cap`). When a web process restarts, all
+  // of its clients come back together; drawn over the whole window they arrive
+  // at an even rate, where socket.io's own backoff (the exponential, ±50%) brings
+  // them back in waves. A floor (a busy server's `retry_after`) comes first: the
+  // random delay is added to it.
+  function Backoff(base, cap) {
+    this.base = base;
+    this.cap = cap;
+    this.attempts = 0;
+  }
+
+  // The delay (ms) before the next attempt: `floor` ms, plus up to the window.
+  Backoff.prototype.next = function (floor) {
+    var window = Math.min(this.cap, this.base * Math.pow(2, Math.min(this.attempts, 30)));
+    this.attempts++;
+    return (floor || 0) + Math.random() * window;
+  };
+
+  Backoff.prototype.reset = function () {
+    this.attempts = 0;
+  };
+
+  // A refusal's `retry_after` (seconds, in the error's data), as a floor in ms.
+  function retryAfter(error) {
+    var hint = Number(error && error.data && error.data.retry_after);
+    return hint > 0 ? Math.min(hint, RETRY_AFTER_MAX) * 1000 : 0;
+  }
+
   // ---- The client ----------------------------------------------------------------
 
   function Client(options) {
@@ -217,7 +258,12 @@
     self.socket = null;
     self.opened = new Promise(function (resolve) { self._opened = resolve; });
     self.closed = false;
-    self.unavailableRetries = 0;
+    // Two counts of failed attempts: the server out of reach (lost), and the
+    // server answering "unavailable" (refused: its retry_after, when it gives
+    // one, already spreads the crowd, so the window starts small again there).
+    self.lost = new Backoff(options.reconnectionDelay || 500, options.reconnectionDelayMax || 5000);
+    self.refusals = new Backoff(options.reconnectionDelay || 500, UNAVAILABLE_CAP);
+    self.retryTimer = null;
     // Start on the next tick, so that listeners added right after connect() hear everything.
     Promise.resolve().then(function () { return self._start(); });
   }
@@ -276,9 +322,7 @@
     var socket = self.socket = self.io(self.base.origin + NAMESPACE, {
       path: self.base.path + '/socket.io',
       transports: self.options.transports || ['websocket', 'polling'],
-      reconnectionDelay: self.options.reconnectionDelay || 500,
-      reconnectionDelayMax: self.options.reconnectionDelayMax || 5000,
-      randomizationFactor: 0.5,  // spread a crowd of reconnecting clients
+      reconnection: false,  // every retry is the client's own, with full jitter (_retry)
       auth: function (callback) {
         self.tokens.get().then(function (token) {
           var auth = {token: token};
@@ -291,7 +335,6 @@
 
     socket.on('connect', function () {
       self.retriedAuth = false;
-      self.unavailableRetries = 0;
       self._state('connected');
       // An empty subscribe changes nothing and answers with the full list.
       self.subscribe(self.topics).catch(function () { /* reported as subscriptions:error */ });
@@ -301,18 +344,18 @@
                               function () { /* the next connect tries again */ });
       }
     });
+    // Lost (the server went away, the network) or closed by the server on purpose
+    // (too slow, say): connect again, after the backoff's delay.
     socket.on('disconnect', function (reason) {
       if (reason === 'io client disconnect') return self._state('offline');
-      self._state('reconnecting');
-      // The server closed us on purpose (e.g. too slow): socket.io will not retry by itself.
-      if (reason === 'io server disconnect') socket.connect();
+      self._retry(self.lost);
     });
+    // A connect that failed on the way (no server, no network) leaves the socket
+    // active; one the server refused does not.
     socket.on('connect_error', function (error) {
-      if (socket.active) return self._state('reconnecting');  // socket.io retries by itself
+      if (socket.active) return self._retry(self.lost);
       self._refused(error);
     });
-    socket.io.on('reconnect_attempt', function () { self._state('reconnecting'); });
-    socket.io.on('reconnect_failed', function () { self._state('offline'); });
 
     socket.on('notification', function (envelope) { self._pump(envelope); });
     socket.on('notifications', function (list) {
@@ -322,6 +365,8 @@
     // trimmed past our cursor, or the stream recreated), the page reloads its view.
     // (`reset`, which comes before it then, needs nothing more.)
     socket.on('replayed', function (outcome) {
+      self.lost.reset();  // live again: the next loss starts from the first window
+      self.refusals.reset();
       if (outcome && outcome.recovered === false) {
         self.cursor.restart(outcome.last_id);
         self._reset();
@@ -336,23 +381,37 @@
 
     // The machine lost its network: say so, and drop the connection (it may
     // look open a while yet), so that coming back is a reconnect with replay,
-    // never a silently stale socket. Back online, a socket that had given up
-    // connects again (an active one is retrying already).
+    // never a silently stale socket. Back online, it tries again soon (within
+    // the first window: the machines of a whole office may come back together).
     self._offline = function () {
       self._state('offline');
       if (socket.io.engine) socket.io.engine.close();
     };
     self._online = function () {
       if (socket.connected) return self._state('connected');
-      self._state('reconnecting');
-      if (!self.closed && !socket.active) socket.connect();
+      self.lost.reset();
+      self._retry(self.lost);
     };
     root.addEventListener('offline', self._offline);
     root.addEventListener('online', self._online);
   };
 
+  // Connect again after `backoff`'s delay, never sooner than `floor` ms; a retry
+  // already waiting is replaced.
+  Client.prototype._retry = function (backoff, floor) {
+    var self = this;
+    if (self.closed) return;
+    self._state('reconnecting');
+    clearTimeout(self.retryTimer);
+    self.retryTimer = setTimeout(function () {
+      self.retryTimer = null;
+      if (!self.closed && !self.socket.connected) self.socket.connect();
+    }, backoff.next(floor));
+  };
+
   // The server refused the connection: a stale token is renewed and tried once
-  // more; an unavailable server is retried later; anything else is final.
+  // more; an unavailable server (Redis away, or busy with a reconnect storm) is
+  // retried later, no sooner than the `retry_after` it gave; anything else is final.
   Client.prototype._refused = function (error) {
     var self = this, message = String(error && error.message);
     if (/^unauthorized/.test(message) && !self.retriedAuth) {
@@ -361,13 +420,7 @@
       self._state('reconnecting');
       return self.socket.connect();
     }
-    if (/^unavailable/.test(message)) {
-      var delay = Math.min(30000, 500 * Math.pow(2, self.unavailableRetries++));
-      self._state('reconnecting');
-      return setTimeout(function () {
-        if (!self.closed) self.socket.connect();
-      }, delay * (0.5 + Math.random()));
-    }
+    if (/^unavailable/.test(message)) return self._retry(self.refusals, retryAfter(error));
     self._state('offline');
     self.dispatcher.trigger('error', error);
   };
@@ -511,6 +564,7 @@
 
   Client.prototype.close = function () {
     this.closed = true;
+    clearTimeout(this.retryTimer);
     if (this._offline) {
       root.removeEventListener('offline', this._offline);
       root.removeEventListener('online', this._online);
@@ -621,7 +675,9 @@
     // one), user (for the stored cursor; a JWT's `sub` by default), topics (to
     // subscribe to on every connect), snapshot (N: load the newest N over REST
     // first, and again after a reset), readState (fetch it on every connect),
-    // remember (keep the cursor in localStorage), lastId, dispatcher, transports.
+    // remember (keep the cursor in localStorage), lastId, dispatcher, transports,
+    // reconnectionDelay and reconnectionDelayMax (ms: the first and the widest
+    // window a reconnect's delay is drawn from; 500 and 5000).
     connect: function (options) {
       var client = new Client(options);
       Herald.current = client;

@@ -122,3 +122,12 @@ def online(server, token):
     reply = requests.get(server.url + "/api/presence", headers={"Authorization": f"Bearer {token}"},
                          timeout=5)
     return [p["user"] for p in reply.json()["online"]]
+
+
+def test_metrics_show_each_workers_heartbeat(client, redis):
+    beat(redis, "archiver", "a:1", 0.1)
+    beat(redis, "archiver", "b:2", 60)
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'herald_worker_up{instance="a:1",role="archiver"} 1.0' in text
+    assert 'herald_worker_up{instance="b:2",role="archiver"} 0.0' in text
+    assert 'herald_worker_heartbeat_age_seconds{instance="b:2",role="archiver"} 60.' in text

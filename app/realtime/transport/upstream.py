@@ -48,6 +48,11 @@ SOURCES = {
     "socketio.server:Server._handle_eio_disconnect": "5c0002fcdb35a127",
     "socketio.server:Server._handle_eio_connect": "4be135c046ed6bcc",
     "engineio.server:Server.handle_request": "79302edd007fcce6",
+    # python-socketio's client manager: rooms indexed per client (app/realtime/manager.py).
+    "socketio.base_manager:BaseManager.basic_disconnect": "2933b50bc4b2ea7b",
+    "socketio.base_manager:BaseManager.basic_enter_room": "3f509586d2d7f47e",
+    "socketio.base_manager:BaseManager.basic_leave_room": "e27f3eea06d1c6a6",
+    "socketio.base_manager:BaseManager.get_rooms": "56a1017f85af9f91",
     # gevent-websocket and pywsgi: the handler's reader, writer and buffers (handler.py).
     "geventwebsocket.handler:WebSocketHandler.upgrade_connection": "7c0115438103e1bd",
     "geventwebsocket.websocket:WebSocket.__init__": "db15065066548b15",
