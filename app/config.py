@@ -118,6 +118,19 @@ def _int(name, default):
         raise SystemExit(f"herald: {name} must be a whole number, not {value!r}") from None
 
 
+def seconds(name, default, low, high):
+    """The setting ``name`` in seconds, from ``low`` to ``high`` (``default`` when unset);
+    a bad one ends the process with one line naming it."""
+    raw = os.environ.get(name) or str(default)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"herald: {name} must be a number of seconds, not {raw!r}") from None
+    if not low <= value <= high:
+        raise SystemExit(f"herald: {name} must be from {low:g} to {high:g} seconds, not {raw!r}")
+    return value
+
+
 class Config:
     """Settings of a running Herald, read from the environment when built."""
 

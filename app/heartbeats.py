@@ -25,6 +25,7 @@ import time
 
 import orjson
 
+from .config import seconds
 from .redis_client import UNAVAILABLE
 
 log = logging.getLogger("herald.heartbeats")
@@ -37,14 +38,7 @@ DEFAULT_INTERVAL = 5.0
 
 def interval():
     """``HEARTBEAT_INTERVAL`` in seconds (default 5, at least 0.2)."""
-    raw = os.environ.get("HEARTBEAT_INTERVAL") or str(DEFAULT_INTERVAL)
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SystemExit(f"herald: HEARTBEAT_INTERVAL must be a number of seconds, not {raw!r}") from None
-    if not 0.2 <= value <= 300:
-        raise SystemExit(f"herald: HEARTBEAT_INTERVAL must be from 0.2 to 300 seconds, not {raw!r}")
-    return value
+    return seconds("HEARTBEAT_INTERVAL", DEFAULT_INTERVAL, 0.2, 300)
 
 
 def instance_name():

@@ -34,9 +34,10 @@ def _name(node):
     return None
 
 
-def settings_read(tree):
-    """The setting names a module reads from the environment."""
-    readers = set()  # local names that read the environment by the name they are given
+def env_readers(tree):
+    """The functions of a module that read the environment by the name they are given
+    (their first argument), and the local names bound to ``os.environ.get``."""
+    readers = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and _is_env_reader(node.value):
             readers |= {t.id for t in node.targets if isinstance(t, ast.Name)}
@@ -46,6 +47,13 @@ def settings_read(tree):
                 if isinstance(inner, ast.Call) and _is_env_reader(inner.func) and inner.args \
                         and isinstance(inner.args[0], ast.Name) and inner.args[0].id == param:
                     readers.add(node.name)
+    return readers
+
+
+def settings_read(tree, readers=frozenset()):
+    """The setting names a module reads from the environment; ``readers``: helpers
+    defined elsewhere that read it (``seconds("X", …)`` from app/config.py)."""
+    readers = set(readers) | env_readers(tree)
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args:
@@ -60,12 +68,16 @@ def settings_read(tree):
 
 
 def code_settings():
-    found = {}
+    trees = {}
     for source in SOURCES:
         path = ROOT / source
         for file in ([path] if path.is_file() else sorted(path.rglob("*.py"))):
-            for name in settings_read(ast.parse(file.read_text(), str(file))):
-                found.setdefault(name, file.relative_to(ROOT))
+            trees[file] = ast.parse(file.read_text(), str(file))
+    shared = set().union(*(env_readers(tree) for tree in trees.values()))  # helpers imported elsewhere
+    found = {}
+    for file, tree in trees.items():
+        for name in settings_read(tree, shared):
+            found.setdefault(name, file.relative_to(ROOT))
     return found
 
 
@@ -84,8 +96,10 @@ def readme_settings():
 def test_the_scanner_finds_settings_of_every_kind():
     found = code_settings()
     # os.environ.get, a config helper (_int), the bridge's env alias and _flag, workers, bin.
+    # And a helper of app/config.py imported by another module (seconds).
     for name in ("REDIS_URL", "TOKEN_TTL", "BRIDGE_PULL", "BRIDGE_TRUST_LOCAL", "LOG_FORMAT",
-                 "SMTP_URL", "WEB_PROCESSES", "SPARK_MASTER", "ACCESS_LOG"):
+                 "SMTP_URL", "WEB_PROCESSES", "SPARK_MASTER", "ACCESS_LOG", "HEARTBEAT_INTERVAL",
+                 "ARCHIVER_LEASE", "DIGEST_CLAIM_IDLE", "WEBHOOK_LEASE"):
         assert name in found, name
     # A WSGI environ is not the process environment.
     assert "QUERY_STRING" not in found and "HTTP_UPGRADE" not in found

@@ -42,7 +42,7 @@ import time
 
 from app import history, logs, metrics, worker_status
 from app.bus import STREAM
-from app.config import archive_dir, redis_url
+from app.config import archive_dir, redis_url, seconds
 from app.heartbeats import Heartbeat
 from app.leases import Lease
 from app.notifications import id_key
@@ -67,14 +67,7 @@ LAG_EVERY = 1.0     # seconds between looks at the stream's newest id
 
 def lease_seconds():
     """``ARCHIVER_LEASE``: seconds the writer's lease lasts unless renewed (default 10)."""
-    raw = os.environ.get("ARCHIVER_LEASE") or str(DEFAULT_LEASE)
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SystemExit(f"herald: ARCHIVER_LEASE must be a number of seconds, not {raw!r}") from None
-    if not 3 <= value <= 3600:  # renewed about every BLOCK_MS: it must outlast a few rounds
-        raise SystemExit(f"herald: ARCHIVER_LEASE must be from 3 to 3600 seconds, not {raw!r}")
-    return value
+    return seconds("ARCHIVER_LEASE", DEFAULT_LEASE, 3, 3600)  # renewed about every BLOCK_MS
 
 
 SPARK_OUTCOMES = {b"spark.job.succeeded": "spark_jobs_succeeded",

@@ -19,6 +19,7 @@ import re
 import socket
 
 from ..bus import STREAM
+from ..config import seconds
 from . import store
 
 GROUP = store.GROUP
@@ -59,14 +60,7 @@ def consumer_name():
 def claim_idle():
     """``DIGEST_CLAIM_IDLE``: seconds an entry stays pending under a silent worker
     before another takes it over (default 30)."""
-    raw = os.environ.get("DIGEST_CLAIM_IDLE") or str(DEFAULT_CLAIM_IDLE)
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SystemExit(f"herald: DIGEST_CLAIM_IDLE must be a number of seconds, not {raw!r}") from None
-    if not 0.1 <= value <= 86400:
-        raise SystemExit(f"herald: DIGEST_CLAIM_IDLE must be from 0.1 to 86400 seconds, not {raw!r}")
-    return value
+    return seconds("DIGEST_CLAIM_IDLE", DEFAULT_CLAIM_IDLE, 0.1, 86400)
 
 
 class Claimer:

@@ -2,6 +2,8 @@
 import os
 from dataclasses import dataclass
 
+from ..config import seconds
+
 
 def _number(name, default):
     value = os.environ.get(name)
@@ -26,9 +28,7 @@ class Settings:
 
     @classmethod
     def from_env(cls):
-        lease = _number("WEBHOOK_LEASE", 10.0)
-        if not 3 <= lease <= 3600:  # renewed every round of the loop (about 0.5 s)
-            raise SystemExit(f"herald: WEBHOOK_LEASE must be from 3 to 3600 seconds, not {lease:g}")
+        lease = seconds("WEBHOOK_LEASE", 10.0, 3, 3600)  # renewed every round of the loop (~0.5 s)
         return cls(backoff_base=_number("WEBHOOK_BACKOFF_BASE", 1.0),
                    backoff_max=_number("WEBHOOK_BACKOFF_MAX", 3600.0),
                    retry_for=_number("WEBHOOK_RETRY_FOR", 86400.0),
