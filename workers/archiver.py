@@ -36,7 +36,6 @@ last complete line. Files are readable by their owner and group only: they
 hold private notifications too.
 """
 import logging
-import os
 import signal
 import time
 
