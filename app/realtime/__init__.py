@@ -78,9 +78,12 @@ def init_app(app):
         max_http_buffer_size=100_000,
         client_manager=IndexedManager(),  # a disconnect costs its own rooms, not everyone's
     )
+    # Who is online: this process's connections and streams, counted per user.
+    presence = app.extensions["herald.presence"] = Presence(app.extensions["herald.redis"],
+                                                            process_label())
     namespace = NotificationsNamespace(
         app.extensions["herald.redis"], app.extensions["herald.tokens"],
-        config["MAX_SUBSCRIPTIONS"])
+        config["MAX_SUBSCRIPTIONS"], presence)
     namespace.reads = ReadCoalescer(app.extensions["herald.redis"], sio.start_background_task,
                                     sio.eio.create_event)
     # Bounds for a reconnect storm: connects a second, replays at once (storm.py).
@@ -93,7 +96,5 @@ def init_app(app):
     namespace.relay = relay
     app.extensions["herald.relay"] = relay
     relay.streams = app.extensions["herald.streams"] = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"])
-    # Who is online: this process's connections and streams, counted per user.
-    namespace.presence = relay.streams.presence = app.extensions["herald.presence"] = Presence(
-        app.extensions["herald.redis"], process_label())
+    relay.streams.presence = presence
     app.wsgi_app = socketio.WSGIApp(sio, app.wsgi_app)

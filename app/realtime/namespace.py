@@ -47,7 +47,7 @@ CONNECT_WAIT = 5.0
 class NotificationsNamespace(socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
-    def __init__(self, client, verifier, max_subscriptions):
+    def __init__(self, client, verifier, max_subscriptions, presence):
         super().__init__(rooms.NAMESPACE)
         self.client = client
         self.verifier = verifier  # app.auth.bearer.TokenVerifier
@@ -59,7 +59,7 @@ class NotificationsNamespace(socketio.Namespace):
         self.users = {}  # sid -> user name, for this process's connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
-        self.presence = None  # an app.presence.Presence, set by init_app
+        self.presence = presence  # an app.presence.Presence: who is online
 
     # -- connect and replay ----------------------------------------------------
 

@@ -119,10 +119,12 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     """Connected without being live is the one state a connection must never be in:
     if its CONNECT reply has not gone out in time, it is cut off (its client then
     connects again and is replayed), rather than left joined to no room."""
+    from app.presence import Presence
     from app.realtime.namespace import NotificationsNamespace
     from app.realtime.server import HeraldServer
     sio = HeraldServer(async_mode="threading")
-    namespace = NotificationsNamespace(redis, verifier=None, max_subscriptions=10)
+    namespace = NotificationsNamespace(redis, verifier=None, max_subscriptions=10,
+                                       presence=Presence(redis, "test:1"))
     sio.register_namespace(namespace)
     namespace.relay = Relay(sio, namespace, redis_server.url, redis)
     namespace.connect_wait = 0.05
@@ -130,7 +132,9 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     sio.cut_off = lambda eio_sid, why: cut.append((eio_sid, why))
     sid = sio.manager.pre_connect("eio-1", rooms.NAMESPACE)  # its CONNECT reply is pending
     namespace.users[sid] = "ann"
+    namespace.presence.opened("ann")
     namespace.relay.hold(sid, "ann", ["news"])
     namespace._replay(sid, "ann", ["news"], "0-0")
     assert cut and cut[0][0] == "eio-1" and "never went live" in cut[0][1]
     assert sid not in namespace.users and sid not in namespace.relay.held
+    assert namespace.presence.local == {}  # no longer online through it
