@@ -13,6 +13,8 @@
                           bounded; past them "unavailable: busy, retry later"
     streams.py            Server-Sent Events streams, fed by the same relay
                           (the endpoint: app/api/stream.py)
+    app/presence.py       who is online: each process's connections per user, in
+                          Redis; join/leave as ``presence`` events to watchers
     transport/            the websocket transport (Engine.IO and gevent-websocket
                           internals, in one place; see docs/realtime.md)
     static/js/herald.js   the browser's end
