@@ -11,10 +11,8 @@ delivery beyond an integer addition:
   messages received and refused, digest emails sent and failed, Spark job
   outcomes, webhook deliveries); the webhook queue gauges are read from the
   queues themselves (app/webhooks/figures.py);
-- each ZeroMQ bridge (several may run) writes its backlog to
-  ``herald:metrics:bridge:<host>:<pid>`` every second, with an expiry, shown as
-  ``herald_bridge_backlog{instance}``: one gauge per bridge, so that two do
-  not overwrite each other's, and a dead one drops out.
+- figures of one worker instance among several (each bridge's backlog,
+  every worker's heartbeat) are one sample per instance: app/worker_figures.py.
 
 ``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
 any of them), renders all of it in the Prometheus text format
@@ -33,7 +31,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import CollectorRegistry
 
-from . import heartbeats, worker_status
+from . import heartbeats, worker_figures, worker_status
 from .redis_client import UNAVAILABLE
 from .webhooks import figures as webhook_figures
 
@@ -100,28 +98,6 @@ def gauge(client, field, value):
         client.hset(WORKERS, field, value)
     except UNAVAILABLE:
         pass
-
-
-# -- ZeroMQ bridges: a backlog gauge per instance (workers/bridge/ingest.py) ----------
-BRIDGE_PREFIX = "herald:metrics:bridge:"
-BRIDGE_TTL = 10  # seconds a bridge's backlog figure outlives its last report
-
-
-def bridge_backlog(client, instance, value):
-    """Bridge ``instance`` holds ``value`` messages for Redis (``client`` may be a pipeline)."""
-    client.set(BRIDGE_PREFIX + instance, int(value), ex=BRIDGE_TTL)
-
-
-def _bridge_backlog_family(client):
-    family = GaugeMetricFamily("herald_bridge_backlog",
-                               "Messages a ZeroMQ bridge holds, waiting for Redis.",
-                               labels=["instance"])
-    keys = sorted(client.scan_iter(BRIDGE_PREFIX + "*", count=500))
-    for key, raw in zip(keys, client.mget(keys) if keys else [], strict=True):
-        if raw is not None:
-            family.add_metric([key.decode()[len(BRIDGE_PREFIX):]], float(raw))
-    return family
-# -------------------------------------------------------------------------------------
 
 
 def web_snapshot(app):
@@ -296,7 +272,7 @@ class HeraldCollector:
         for worker in sorted(faults):
             fault_family.add_metric([worker], 1)
         yield fault_family
-        yield from _heartbeat_families(beats)
+        yield from worker_figures.heartbeat_families(beats)
         for field, (kind, text) in WORKER_METRICS.items():
             value = float(workers.get(field.encode(), 0))
             family = (GaugeMetricFamily if kind == "gauge" else CounterMetricFamily)(
@@ -304,26 +280,13 @@ class HeraldCollector:
             family.add_metric([], value)
             yield family
         try:
-            yield _bridge_backlog_family(client)
+            yield worker_figures.bridge_backlog_family(client)
         except UNAVAILABLE:
             pass
         try:
             yield from webhook_figures.families(client, workers)
         except UNAVAILABLE:
             pass
-
-
-def _heartbeat_families(beats):
-    """Every worker's heartbeat (app/heartbeats.py): up or missing, and its age."""
-    up = GaugeMetricFamily("herald_worker_up", "1 while a worker's heartbeat is fresh, 0 once missing.",
-                           labels=["role", "instance"])
-    age = GaugeMetricFamily("herald_worker_heartbeat_age_seconds", "Seconds since a worker's last heartbeat.",
-                            labels=["role", "instance"])
-    for beat in beats:
-        up.add_metric([beat["role"], beat["instance"]], int(beat["alive"]))
-        age.add_metric([beat["role"], beat["instance"]], beat["age"])
-    yield up
-    yield age
 
 
 def registry_for(app):

@@ -5,7 +5,7 @@ import socket
 import pytest
 import requests
 
-from app import accounts, metrics, subscriptions
+from app import accounts, metrics, subscriptions, worker_figures
 from app.bus import Bus
 from tests.support import Listener, LiveServer, wait_until
 
@@ -62,7 +62,7 @@ def test_metrics_count_clients_deliveries_batches_and_workers(live_server, redis
         for listener in listeners:
             wait_until(lambda: len(listener.ids()) == len(ids), timeout=10, message="deliveries")
         metrics.count(redis, "digest_emails_sent", 2)
-        metrics.bridge_backlog(redis, "bridge-host:1", 7)  # per bridge instance (issue 17)
+        worker_figures.bridge_backlog(redis, "bridge-host:1", 7)  # per bridge instance (issue 17)
         process = f"{socket.gethostname()}:{live_server.process.pid}"
         text = scrape(live_server)
         assert value(text, "herald_connected_clients", process=process) == 3

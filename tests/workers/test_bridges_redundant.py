@@ -7,7 +7,7 @@ import time
 import orjson
 import pytest
 
-from app import create_app, metrics
+from app import create_app, worker_figures
 from app.bus import STREAM
 from app.config import TestConfig
 from herald_client.zmq import Publisher, Subscriber
@@ -80,8 +80,8 @@ def test_two_bridges_ingest_at_once_and_both_serve_egress(bridges, redis, redis_
         for subscriber in subscribers:
             subscriber.close()
     # A backlog gauge per bridge, neither overwriting the other.
-    keys = wait_until(lambda: redis.keys(metrics.BRIDGE_PREFIX + "*")
-                      if len(redis.keys(metrics.BRIDGE_PREFIX + "*")) == 2 else None,
+    keys = wait_until(lambda: redis.keys(worker_figures.BRIDGE_PREFIX + "*")
+                      if len(redis.keys(worker_figures.BRIDGE_PREFIX + "*")) == 2 else None,
                       timeout=5, message="a backlog gauge from each bridge")
     pids = {key.decode().rsplit(":", 1)[1] for key in keys}
     assert pids == {str(bridge.process.pid) for bridge in bridges}

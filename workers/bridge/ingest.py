@@ -34,7 +34,7 @@ import zmq
 from app import metrics
 from app.redis_client import UNAVAILABLE
 
-from . import frames
+from . import figures, frames
 
 log = logging.getLogger("herald.bridge")
 
@@ -57,9 +57,6 @@ class Item:
         self.in_flight = False
 
 
-REPORT_SECONDS = 1.0
-
-
 class Ingest:
     """Reads the ingest sockets and writes to Redis; runs in the bridge's main thread."""
 
@@ -77,8 +74,7 @@ class Ingest:
         self.retry_at = 0.0
         self.backoff = BACKOFF_FIRST
         self.counters = Counter()
-        self.reported = Counter()  # what report() has already added to Redis
-        self.report_at = 0.0
+        self.reporter = figures.Reporter(bus.client, self.instance)
         self._bad_window = (0, 0)  # (second, lines logged in it)
 
     @staticmethod
@@ -106,28 +102,15 @@ class Ingest:
                 self._drain(self.pull, self._on_push)
             self.flush()
             self._expire()
-            if time.monotonic() >= self.report_at:
+            if self.reporter.due():
                 self.report()
 
     def report(self):
-        """Once a second, the figures /metrics shows: this bridge's own backlog gauge, and
-        what was received and refused since the last report (skipped while Redis is away)."""
-        self.report_at = time.monotonic() + REPORT_SECONDS
-        if self.redis_down:
-            return
-        refused = sum(n for name, n in self.counters.items()
-                      if name.startswith("bad_") or name == "refused_backlog_full")
-        now = {"bridge_received": self.counters["received"], "bridge_refused": refused}
-        try:
-            with self.bus.client.pipeline(transaction=False) as pipe:
-                metrics.bridge_backlog(pipe, self.instance, self._backlog_size())
-                for field, value in now.items():
-                    if value > self.reported[field]:
-                        pipe.hincrby(metrics.WORKERS, field, value - self.reported[field])
-                pipe.execute()
-            self.reported.update({k: v - self.reported[k] for k, v in now.items()})
-        except UNAVAILABLE:
-            pass  # the next write to Redis notices and backs off
+        """The figures /metrics shows (figures.py); skipped while Redis is away."""
+        if not self.redis_down:
+            self.reporter.report(self.counters, self._backlog_size())
+        else:
+            self.reporter.due_at = time.monotonic() + figures.REPORT_SECONDS
 
     def _backlog_size(self):
         return len(self.backlog) - self.dropped_in_backlog
