@@ -19,6 +19,7 @@ Redis Sentinel: ``redis+sentinel://[:password@]host:port[,host:port...]/service[
 asks those sentinels where the master of ``service`` is, and asks again after
 a failover (the same URL form the rate limiter's storage takes).
 """
+import time
 from urllib.parse import unquote, urlsplit
 
 import redis
@@ -28,6 +29,30 @@ from redis.sentinel import Sentinel
 
 # Errors that mean "Redis is not reachable right now", as opposed to a bug.
 UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OSError)
+
+
+class Outage:
+    """A worker's loop riding out a Redis outage: :meth:`failed` in its
+    ``except UNAVAILABLE`` (says so once, then sleeps with backoff, ``first``
+    doubling to ``most`` seconds), :meth:`ok` after a round that reached Redis
+    (says it is back, once). ``down`` tells the loop to set up again (a
+    consumer group, say) before its next round."""
+
+    def __init__(self, log, first=0.1, most=2.0, sleep=time.sleep):
+        self.log, self.first, self.most, self.sleep = log, first, most, sleep
+        self.down, self.backoff = False, first
+
+    def failed(self, exc):
+        if not self.down:
+            self.log.warning("Redis is unreachable (%s); retrying with backoff", exc)
+        self.down = True
+        self.sleep(self.backoff)
+        self.backoff = min(self.backoff * 2, self.most)
+
+    def ok(self):
+        if self.down:
+            self.log.info("Redis is back")
+        self.down, self.backoff = False, self.first
 
 
 POOL_SIZE = 100  # connections per client, at most

@@ -45,7 +45,7 @@ from app.config import archive_dir, redis_url, seconds
 from app.heartbeats import Heartbeat
 from app.leases import Lease
 from app.notifications import id_key
-from app.redis_client import UNAVAILABLE, connect
+from app.redis_client import UNAVAILABLE, Outage, connect
 
 from .archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
 
@@ -94,7 +94,7 @@ class Archiver:
                 "lag_seconds": self.lag_seconds, "written": self.written}
 
     def run(self, running):
-        backoff, down = BACKOFF_FIRST, False
+        outage = Outage(log, BACKOFF_FIRST, BACKOFF_MAX)
         log.info("archiving into %s as %s", self.folder, self.lease.holder)
         while running():
             try:
@@ -109,15 +109,9 @@ class Archiver:
                         break  # refused or failed: read again from ``position``
                 self._measure_lag()
             except UNAVAILABLE as exc:
-                if not down:
-                    log.warning("Redis is unreachable (%s); retrying with backoff", exc)
-                down = True
-                time.sleep(backoff)
-                backoff = min(backoff * 2, BACKOFF_MAX)
+                outage.failed(exc)
                 continue
-            if down:
-                log.info("Redis is back")
-            down, backoff = False, BACKOFF_FIRST
+            outage.ok()
         if self.leading:
             self.lease.release()  # a standby takes over at once
             self.leading = False

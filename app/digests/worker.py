@@ -9,7 +9,7 @@ under its own name (for its heartbeat).
 import logging
 import time
 
-from ..redis_client import UNAVAILABLE
+from ..redis_client import UNAVAILABLE, Outage
 from .collect import Collector
 from .send import Sender
 
@@ -49,18 +49,12 @@ class Worker:
                 "pending": self.pending}
 
     def run(self, running):
-        backoff, down = 0.1, False
+        outage = Outage(log)
         while running():
             try:
-                if down or self.collector.version is None:
+                if outage.down or self.collector.version is None:
                     self.collector.ensure_group()
                 self.step()
-                if down:
-                    log.info("Redis is back")
-                down, backoff = False, 0.1
+                outage.ok()
             except UNAVAILABLE as exc:
-                if not down:
-                    log.warning("Redis is unreachable (%s); retrying with backoff", exc)
-                down = True
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+                outage.failed(exc)

@@ -20,7 +20,7 @@ import time
 
 from .. import metrics
 from ..leases import Lease
-from ..redis_client import UNAVAILABLE
+from ..redis_client import UNAVAILABLE, Outage
 from . import store
 from .dispatch import Dispatcher
 from .sender import Sender
@@ -97,25 +97,19 @@ class Worker:
         return self.active
 
     def run(self, running):
-        backoff, down = 0.1, False
+        outage = Outage(log)
         while running():
             try:
                 if not self.lead():
                     time.sleep(STANDBY_WAIT)
                     continue
-                if down or not self.grouped:
+                if outage.down or not self.grouped:
                     store.ensure_group(self.client)
                     self.grouped = True
                 self.step()
-                if down:
-                    log.info("Redis is back")
-                down, backoff = False, 0.1
+                outage.ok()
             except UNAVAILABLE as exc:
-                if not down:
-                    log.warning("Redis is unreachable (%s); retrying with backoff", exc)
-                down = True
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+                outage.failed(exc)
         self.stop()
         if self.active:
             self.lease.release()  # a standby takes over at once
