@@ -25,6 +25,7 @@ test-fast: setup
 
 bench: setup-test
 	@$(PY) bench/browser_latency.py
+	@$(PY) bench/browser_burst.py
 	@$(PY) bench/edit_latency.py
 	@$(PY) bench/abuse.py
 	@$(PY) bench/recovery.py

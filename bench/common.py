@@ -19,14 +19,15 @@ from tests.support import LiveServer, RedisServer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-# Records Date.now() for each feed item as it is inserted, by notification id.
+# Records Date.now() for each feed item as it is first inserted, by notification id.
 OBSERVER = """() => {
   window.seenAt = {};
   new MutationObserver(function (mutations) {
     var now = Date.now();
     mutations.forEach(function (m) {
       m.addedNodes.forEach(function (node) {
-        if (node.getAttribute) window.seenAt[node.getAttribute('data-id')] = now;
+        var id = node.getAttribute && node.getAttribute('data-id');
+        if (id && !(id in window.seenAt)) window.seenAt[id] = now;  // first shown (a redraw re-adds)
       });
     });
   }).observe(document.getElementById('feed'), {childList: true});

@@ -153,15 +153,27 @@
     trim: function () {
       var kept = Math.max(KEEP, this.loadedCount || 0);
       if (this.length <= kept + TRIM) return;
-      this.remove(this.last(this.length - kept));
+      this.remove(this.last(this.length - kept), {trimmed: true});
       this.nextBefore = this.last().id;
       this.trigger('loaded', {});
     },
 
-    // Add one envelope if the view takes it and it is not held already.
+    // Add one envelope if the view takes it and it is not held already, in its
+    // place: found by bisection, so Backbone does not sort the whole view again
+    // for each one (a replay brings hundreds, nearly all of them newest).
     receive: function (envelope, options) {
       if (this.get(envelope.id) || !this.matches(envelope)) return;
-      this.add(this.withState(envelope), options);
+      this.add(this.withState(envelope), _.extend({at: this.placeOf(envelope.id)}, options));
+    },
+
+    // The index a notification with this id takes, newest first.
+    placeOf: function (id) {
+      var low = 0, high = this.length;
+      while (low < high) {
+        var middle = (low + high) >>> 1;
+        if (herald.compareIds(this.models[middle].id, id) > 0) low = middle + 1; else high = middle;
+      }
+      return low;
     },
 
     // ---- Read state --------------------------------------------------------------

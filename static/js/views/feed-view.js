@@ -6,8 +6,10 @@
  * detail (and marks it read); beside it, mark read/unread, archive (or bring
  * back) and snooze. Unread items are bold with a dot, not only a shade.
  *
- * The list is drawn again whole when the collection changes (batched to one
- * draw per frame), keeping the focus on the same control of the same item.
+ * A live notification, a read change or the oldest let go touch only their
+ * own item; anything else (a new view, an older page, something archived)
+ * draws the list again whole (batched to one draw per frame), keeping the
+ * focus on the same control of the same item.
  * Every text field is escaped (`_.escape`): a title holding HTML shows as the
  * literal text it is. Templates are plain functions, not `_.template`, which
  * compiles with `new Function` and so would need CSP 'unsafe-eval'.
@@ -105,7 +107,8 @@
       // an older page, something archived) the whole list, once per frame at most.
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'change:read', this.showRead);
-      this.listenTo(this.collection, 'remove reset', this.scheduleRender);
+      this.listenTo(this.collection, 'remove', this.removeOne);
+      this.listenTo(this.collection, 'reset', this.scheduleRender);
       this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
     },
 
@@ -166,8 +169,12 @@
       var old = group ? this.itemById(group[0].id) : $();
       if (group) {
         delete this.groups[group[0].id];
-        group.push(model);
-        group.sort(function (a, b) { return herald.compareIds(b.id, a.id); });
+        if (herald.compareIds(model.id, group[0].id) > 0) {
+          group.unshift(model);  // the usual case: the newest of its run
+        } else {
+          group.push(model);
+          group.sort(function (a, b) { return herald.compareIds(b.id, a.id); });
+        }
       } else {
         group = this.byKey[key] = [model];
       }
@@ -176,14 +183,46 @@
       var focus = old.length ? this.focused() : null;
       var menu = old.find('details.snooze').prop('open');
       old.remove();
-      // In id order of the items' newest: usually first.
-      var next = this.$('li.notification').filter(function () {
-        return herald.compareIds(this.getAttribute('data-id'), group[0].id) < 0;
-      }).first();
-      if (next.length) next.before(item); else this.$el.append(item);
+      this.el.insertBefore(item, this.itemAfter(group[0].id));
       if (menu) $(item).find('details.snooze').prop('open', true);
       if (focus) this.refocus(_.extend(focus, {id: group[0].id}));
       this.empty.toggle(false);
+    },
+
+    // The item an item for `id` goes before (null: the end): items are in id order
+    // of their newest, newest first. Usually the first; else found by bisection.
+    itemAfter: function (id) {
+      var first = this.el.querySelector('li.notification');
+      if (!first || herald.compareIds(first.getAttribute('data-id'), id) < 0) return first;
+      var items = this.el.querySelectorAll('li.notification'), low = 0, high = items.length;
+      while (low < high) {
+        var middle = (low + high) >>> 1;
+        if (herald.compareIds(items[middle].getAttribute('data-id'), id) > 0) low = middle + 1; else high = middle;
+      }
+      return items[low] || null;
+    },
+
+    // One notification left the view. The oldest let go to keep the page small
+    // (`trimmed`) leave their items, or shrink their group's count, one by one;
+    // anything else (archived, snoozed: maybe the item in use) draws the list
+    // again, which keeps the focus in place.
+    removeOne: function (model, collection, options) {
+      if (this.pending || !(options && options.trimmed)) return this.scheduleRender();
+      var key = this.key(model), group = this.byKey[key];
+      var old = group && this.groups[group[0].id] ? this.itemById(group[0].id) : $();
+      if (!old.length || $.contains(old[0], document.activeElement) ||
+          old.find('details.snooze').prop('open')) {
+        return this.scheduleRender();
+      }
+      var rest = _.without(group, model);
+      delete this.groups[group[0].id];
+      if (rest.length) {
+        this.byKey[key] = this.groups[rest[0].id] = rest;
+        old.replaceWith(this.drawItem(rest));
+      } else {
+        delete this.byKey[key];
+        old.remove();
+      }
     },
 
     // Read or unread: redraw the item of that notification's group.
@@ -211,7 +250,7 @@
     },
 
     itemById: function (id) {
-      return this.$('li.notification').filter(function () { return this.getAttribute('data-id') === id; });
+      return this.$('li.notification[data-id="' + CSS.escape(String(id)) + '"]');
     },
 
     refocus: function (focus) {
