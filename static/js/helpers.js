@@ -2,7 +2,8 @@
  * Small helpers the dashboard's modules share.
  *
  * Notification ids compare as Herald's client library compares them
- * (digit strings, so ids past 2^53 stay exact); `covers` says whether a
+ * (digit strings, so ids past 2^53 stay exact) and place a new one in a
+ * list kept newest first; `covers` says whether a
  * list of subscription prefixes covers a topic (`*`, the topic itself, or
  * a prefix on a segment boundary).
  */
@@ -11,6 +12,17 @@
 
   // -1, 0 or 1, as ids "<ms>-<seq>" compare.
   herald.compareIds = Herald.compareIds;
+
+  // Where an item with `id` goes in a list kept newest first (the index of the
+  // first item older than it), by bisection; `idAt(i)` is the id of item i.
+  herald.placeNewestFirst = function (length, idAt, id) {
+    var low = 0, high = length;
+    while (low < high) {
+      var middle = (low + high) >>> 1;
+      if (herald.compareIds(idAt(middle), id) > 0) low = middle + 1; else high = middle;
+    }
+    return low;
+  };
 
   herald.covers = function (topics, topic) {
     return _.some(topics, function (t) {

@@ -168,12 +168,8 @@
 
     // The index a notification with this id takes, newest first.
     placeOf: function (id) {
-      var low = 0, high = this.length;
-      while (low < high) {
-        var middle = (low + high) >>> 1;
-        if (herald.compareIds(this.models[middle].id, id) > 0) low = middle + 1; else high = middle;
-      }
-      return low;
+      var models = this.models;
+      return herald.placeNewestFirst(models.length, function (i) { return models[i].id; }, id);
     },
 
     // ---- Read state --------------------------------------------------------------

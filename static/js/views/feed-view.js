@@ -103,8 +103,9 @@
         this.pending = true;
         window.requestAnimationFrame(_.bind(function () { this.pending = false; this.render(); }, this));
       }, this);
-      // A live notification or a read change redraws one item; the rest (a new view,
-      // an older page, something archived) the whole list, once per frame at most.
+      // A live notification, a read change or the oldest let go redraw one item;
+      // the rest (a new view, an older page, something archived) the whole list,
+      // once per frame at most.
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'change:read', this.showRead);
       this.listenTo(this.collection, 'remove', this.removeOne);
@@ -194,12 +195,9 @@
     itemAfter: function (id) {
       var first = this.el.querySelector('li.notification');
       if (!first || herald.compareIds(first.getAttribute('data-id'), id) < 0) return first;
-      var items = this.el.querySelectorAll('li.notification'), low = 0, high = items.length;
-      while (low < high) {
-        var middle = (low + high) >>> 1;
-        if (herald.compareIds(items[middle].getAttribute('data-id'), id) > 0) low = middle + 1; else high = middle;
-      }
-      return items[low] || null;
+      var items = this.el.querySelectorAll('li.notification');
+      var place = herald.placeNewestFirst(items.length, function (i) { return items[i].getAttribute('data-id'); }, id);
+      return items[place] || null;
     },
 
     // One notification left the view. The oldest let go to keep the page small
