@@ -110,17 +110,22 @@ class LiveServer:
         self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=ROOT, env=self.env,
                                         stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(self._healthy, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
+        wait_until(self._ready, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
 
-    def _healthy(self):
+    def _ready(self):
         if self.process.poll() is not None:
             raise AssertionError(f"web server exited: {self.log_path.read_text()}")
+        # Started means relaying: Redis answers and this process's relay follows
+        # herald:live (/readyz not "unavailable"). Faults and missing heartbeats
+        # ("degraded") are the tests' business. /healthz alone answers before
+        # the relay follows, and a test that asked /readyz at once raced it.
         try:
-            reply = requests.get(self.url + "/healthz", timeout=1)
+            reply = requests.get(self.url + "/readyz", timeout=1)
         except requests.RequestException:
             return False
         # Processes sharing a port (REUSE_PORT=1) answer in turn: wait for this one's answer.
-        return reply.status_code == 200 and reply.json().get("process") == self.process.pid
+        body = reply.json() if reply.headers.get("Content-Type", "").startswith("application/json") else {}
+        return body.get("process") == self.process.pid and body.get("status") in ("ok", "degraded")
 
     def kill(self):
         """Stop abruptly, as a crash would; start() runs it again on the same port."""
