@@ -1,5 +1,5 @@
 // A crowd of real browser clients for a reconnect storm: N copies of Herald's own
-// client (static/js/herald.js, with socket.io-client) in one Node process.
+// client (clients/js/herald.js, with socket.io-client) in one Node process.
 //
 // herald.js runs unchanged, against a stand-in for `window`, so its reconnect
 // backoff (full jitter, a busy server's retry_after) is the one measured. Beside
@@ -49,7 +49,7 @@ const fakeWindow = {
   addEventListener() {},
   removeEventListener() {},
 };
-new Function('window', fs.readFileSync(path.join(ROOT, 'static/js/herald.js'), 'utf8'))(fakeWindow);
+new Function('window', fs.readFileSync(path.join(ROOT, 'clients/js/herald.js'), 'utf8'))(fakeWindow);
 const Herald = fakeWindow.Herald;
 
 // "<ms>-<seq>" as one exact number (seq < 1000 in a benchmark), so that thousands
