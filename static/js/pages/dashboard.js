@@ -2,14 +2,13 @@
  * The dashboard: the feed with its filters and detail, toasts, the unread
  * badge, subscriptions and (for admins) the publish form.
  *
- * What the page shows is in its URL: the filters (`q`, `view`, `severity`,
- * `topic`, `unread`) and the open notification (`n`), so a view can be
- * shared or reloaded, and Back returns to the previous one.
+ * What the page shows is in its URL: the filters and the open notification,
+ * held by herald.DashboardRouter (routers/dashboard-router.js), so a view can
+ * be shared or reloaded, and Back returns to the previous one.
  */
 (function (herald) {
   'use strict';
 
-  var KEYS = ['view', 'q', 'severity', 'topic', 'unread'];
   var HEADINGS = {feed: 'Inbox', archived: 'Archived', snoozed: 'Snoozed'};
   var EMPTY = {
     feed: 'Nothing here yet. Subscribe to a topic prefix to see its notifications arrive.',
@@ -17,27 +16,11 @@
     snoozed: 'Nothing snoozed. A snoozed notification comes back, unread, at the time you chose.'
   };
 
-  function urlState() {
-    var params = new URLSearchParams(window.location.search), raw = {};
-    _.each(KEYS, function (key) { raw[key] = params.get(key) || ''; });
-    return {filter: herald.parseFilter(raw), open: params.get('n')};
-  }
-
-  function urlFor(filter, open) {
-    var params = new URLSearchParams();
-    _.each(KEYS, function (key) {
-      if (filter[key] && !(key === 'view' && filter[key] === 'feed')) params.set(key, filter[key]);
-    });
-    if (open) params.set('n', open);
-    var query = params.toString();
-    return window.location.pathname + (query ? '?' + query : '');
-  }
-
   $(function () {
     var config = herald.pageConfig();
-    var state = urlState();
+    var router = new herald.DashboardRouter().start();
     var notifications = new herald.Notifications();
-    notifications.criteria = state.filter;
+    notifications.criteria = router.filter;
     var subscriptions = new herald.Subscriptions();
     subscriptions.mirror(config.subscriptions);
     herald.notifications = notifications;
@@ -45,7 +28,7 @@
 
     var feed = new herald.FeedView({el: '#feed', collection: notifications, empty: $('#feed-empty')});
     var detail = new herald.DetailView({el: '#detail', collection: notifications, columns: $('#columns')});
-    var filters = new herald.FiltersView({el: '#filters'}).show(state.filter);
+    var filters = new herald.FiltersView({el: '#filters'}).show(router.filter);
     var toasts = new herald.ToastView({el: '#toasts', collection: notifications});
     herald.views = {
       feed: feed, detail: detail, filters: filters, toasts: toasts,
@@ -76,41 +59,39 @@
         more.prop('disabled', false).text('Load older notifications (failed: ' + error.message + ')');
       });
     });
-    showView(state.filter);
+    showView(router.filter);
 
-    // Open or close the detail as `open` says; `push` adds a history entry.
-    function openDetail(id, push) {
-      state.open = id;
-      if (push) window.history.pushState(null, '', urlFor(state.filter, id));
+    // Show or hide the detail as `id` says; openDetail also adds a history entry.
+    function showDetail(id) {
       if (id) detail.show(id); else detail.hide();
     }
-    feed.on('open', function (id) { openDetail(id, true); });
-    toasts.on('open', function (id) { openDetail(id, true); });
+    function openDetail(id) {
+      router.openItem(id);
+      showDetail(id);
+    }
+    feed.on('open', openDetail);
+    toasts.on('open', openDetail);
     detail.on('close', function (id) {
-      openDetail(null, true);
+      openDetail(null);
       var item = feed.itemById(id).find('button.open');
       if (item.length) item.trigger('focus'); else $('#feed-heading').attr('tabindex', '-1').trigger('focus');
     });
     notifications.on('remove', function (model) {
-      if (state.open === model.id && detail.envelope) detail.render();
+      if (router.open === model.id && detail.envelope) detail.render();
     });
 
     filters.on('filter', function (filter) {
-      state.filter = filter;
-      window.history.pushState(null, '', urlFor(filter, state.open));
+      router.filterBy(filter);
       showView(filter);
       notifications.load(filter);
     });
-    window.addEventListener('popstate', function () {
-      var next = urlState();
-      if (!_.isEqual(next.filter, state.filter)) {
-        state.filter = next.filter;
-        filters.show(next.filter);
-        showView(next.filter);
-        notifications.load(next.filter);
-      }
-      if (next.open !== state.open) openDetail(next.open, false);
+    // Back and Forward: the filter first, then the open notification.
+    router.on('filter', function (filter) {
+      filters.show(filter);
+      showView(filter);
+      notifications.load(filter);
     });
+    router.on('open', showDetail);
 
     herald.dispatcher.on('action:error', function (message) {
       $('#announcer').text(message);
@@ -119,8 +100,8 @@
     herald.connectPage(config, {
       readState: true,
       // The first read, and again after a reset: the view in the URL.
-      load: function () { return notifications.load(state.filter); }
+      load: function () { return notifications.load(router.filter); }
     });
-    if (state.open) openDetail(state.open, false);
+    if (router.open) showDetail(router.open);
   });
 })(window.herald = window.herald || {});
