@@ -23,10 +23,12 @@ import signal  # noqa: E402
 import socket  # noqa: E402
 
 
-from app import create_app, metrics, user_state  # noqa: E402
-from app.admission import AdmittingServer, fd_budget  # noqa: E402
-from app.config import port as config_port  # noqa: E402
-from app.realtime.transport import bound_call, handler_class  # noqa: E402
+from app import create_app  # noqa: E402
+from app.ops import metrics
+from app.users import archive_and_snooze
+from app.realtime.wire.admission import AdmittingServer, fd_budget  # noqa: E402
+from app.settings import port as config_port  # noqa: E402
+from app.realtime.wire import bound_call, handler_class  # noqa: E402
 
 app = create_app()
 log = logging.getLogger("herald.web")
@@ -68,8 +70,8 @@ def serve():
     gevent.spawn(metrics.keep_snapshots, app, lambda: relay.running)
     # Snoozed notifications come back when due, even across restarts (their
     # times are in Redis; every web process looks, one wakes each).
-    gevent.spawn(user_state.keep_waking, app.extensions["herald.redis"], lambda: relay.running)
-    # Who is online, in every process's view (app/presence.py).
+    gevent.spawn(archive_and_snooze.keep_waking, app.extensions["herald.redis"], lambda: relay.running)
+    # Who is online, in every process's view (app/realtime/presence.py).
     presence = app.extensions["herald.presence"]
     gevent.spawn(presence.keep, lambda: relay.running)
     # ACCESS_LOG=1: one line per request, through logging (so in LOG_FORMAT too).

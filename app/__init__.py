@@ -6,7 +6,7 @@ of the Flask app. The relay (one Redis subscription per process) is started
 by whoever serves the app, see ``wsgi.serve``.
 
 Importing the package costs nothing: workers, the ZeroMQ bridge and Spark
-jobs use ``app.bus`` and ``app.notifications`` without loading Flask.
+jobs use ``app.stream.publish`` and ``app.stream.envelope`` without loading Flask.
 """
 
 
@@ -15,17 +15,20 @@ def create_app(config=None):
 
     from flask import Flask
 
-    from . import cli, client_files, extensions, logs, rate_limits, security
-    from .api import bp as api_bp
-    from .auth import bp as auth_bp
-    from .auth.bearer import TokenVerifier
-    from .auth.host_tokens import ConfigError, HostTokens
-    from .bus import Bus
-    from .config import ROOT, Config
-    from .ops import bp as ops_bp
-    from .pages import bp as pages_bp
-    from .realtime import init_app as init_realtime
-    from .redis_client import connect
+    from app import cli
+    from app.web import client_files, extensions
+    from app.ops import logs
+    from app.web import rate_limits, security
+    from app.web.api import bp as api_bp
+    from app.web.auth import bp as auth_bp
+    from app.web.auth.bearer import TokenVerifier
+    from app.web.auth.host_tokens import ConfigError, HostTokens
+    from app.stream.publish import Bus
+    from app.settings import ROOT, Config
+    from app.ops.probes import bp as ops_bp
+    from app.web.pages import bp as pages_bp
+    from app.realtime import init_app as init_realtime
+    from app.redis_client import connect
 
     config = config or Config()
     app = Flask(__name__, static_folder=str(ROOT / "static"),

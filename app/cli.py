@@ -12,11 +12,11 @@ import click
 from flask import current_app
 from flask.cli import AppGroup, with_appcontext
 
-from . import accounts
-from .bus import BusUnavailable, IdempotencyConflict
-from . import notifications
-from .notifications import SEVERITIES, EnvelopeError
-from .redis_client import UNAVAILABLE
+from app.users import accounts
+from app.stream.publish import BusUnavailable, IdempotencyConflict
+from app.stream import envelope as rules
+from app.stream.envelope import SEVERITIES, EnvelopeError
+from app.redis_client import UNAVAILABLE
 
 users = AppGroup("users", help="Manage user accounts.")
 apikeys = AppGroup("apikeys", help="Manage publisher API keys.")
@@ -86,7 +86,7 @@ def set_password(name, password):
 def delete_user(name):
     """Delete user NAME: account, subscriptions, read state and digests; their
     sessions, tokens and open connections end at once."""
-    from .digests import store
+    from app.digests import store
     _accounts(accounts.delete_user, name)
     for record in _accounts(store.list_all, owner=name):
         _accounts(store.delete, record["id"], name)
@@ -186,7 +186,7 @@ def _notify_lines(stream, idempotency_key):
         except ValueError as exc:
             _fail(f"line {number}: is not valid JSON ({exc})")
         try:
-            notifications.validate(envelope)
+            rules.validate(envelope)
         except EnvelopeError as exc:
             _fail(f"line {number}: {exc}")
         envelopes.append(envelope)
@@ -210,8 +210,8 @@ def spark_rollup(archive, out, master, user):
     """Run the rollup job in the foreground; its progress shows live in Herald."""
     import subprocess
 
-    from .config import ROOT
-    from .spark_jobs import rollup_command
+    from app.settings import ROOT
+    from app.spark.launcher import rollup_command
     config = current_app.config
     command = rollup_command(archive or config["ARCHIVE_DIR"], out or config["ROLLUP_DIR"],
                              user=user, master=master)
@@ -219,7 +219,7 @@ def spark_rollup(archive, out, master, user):
 
 
 def init_app(app):
-    from .cli_outbound import digest, webhooks
+    from app.cli_outbound import digest, webhooks
     app.cli.add_command(webhooks)
     app.cli.add_command(digest)
     app.cli.add_command(spark)

@@ -5,8 +5,8 @@ are one line and a non-zero exit, as for every command (see cli.py).
 import click
 from flask.cli import AppGroup
 
-from .cli import _accounts, _fail, _redis
-from .notifications import SEVERITIES
+from app.cli import _accounts, _fail, _redis
+from app.stream.envelope import SEVERITIES
 
 digest = AppGroup("digest", help="Email digests.")
 webhooks = AppGroup("webhooks", help="Webhook endpoints (notifications POSTed to URLs).")
@@ -15,7 +15,7 @@ webhooks = AppGroup("webhooks", help="Webhook endpoints (notifications POSTed to
 @digest.command("list")
 def digest_list():
     """Every digest subscription, with its owner and schedule."""
-    from .digests import store
+    from app.digests import store
     records = store.list_all(_redis())
     if not records:
         click.echo("no digest subscriptions")
@@ -27,7 +27,7 @@ def digest_list():
 
 
 def _digest(digest_id):
-    from .digests import store
+    from app.digests import store
     record = store.get(_redis(), digest_id)
     if record is None:
         _fail(f"no digest subscription {digest_id!r} (see `digest list`)")
@@ -38,8 +38,8 @@ def _digest(digest_id):
 @click.argument("digest_id")
 def digest_preview(digest_id):
     """Print the digest DIGEST_ID would get now (its plain-text part)."""
-    from .config import herald_url
-    from .digests import render
+    from app.settings import herald_url
+    from app.digests import render
     record = _digest(digest_id)
     message, window, _ = render.preview(_redis(), record, herald_url())
     if message is None:
@@ -54,10 +54,10 @@ def digest_preview(digest_id):
 @click.argument("digest_id")
 def digest_send_now(digest_id):
     """Send DIGEST_ID's collected notifications now (needs SMTP_URL); the next window starts."""
-    from .config import herald_url
-    from .digests import windows
-    from .digests.send import Sender
-    from .digests.smtp import ERRORS, Smtp, SmtpUrlError
+    from app.settings import herald_url
+    from app.digests import windows
+    from app.digests.send import Sender
+    from app.digests.smtp import ERRORS, Smtp, SmtpUrlError
     record = _digest(digest_id)
     try:
         smtp = Smtp.from_env()
@@ -85,7 +85,7 @@ def digest_send_now(digest_id):
 @click.option("--secret", help="The signing secret (default: Herald makes one).")
 def webhooks_create(url, topics, min_severity, private, secret):
     """Register webhook URL; prints its id and signing secret (shown only this once)."""
-    from .webhooks import store
+    from app.webhooks import store
     data = {"url": url, "topics": list(topics), "min_severity": min_severity, "private": private}
     if secret is not None:
         data["secret"] = secret
@@ -100,7 +100,7 @@ def webhooks_create(url, topics, min_severity, private, secret):
 @webhooks.command("list")
 def webhooks_list():
     """Every webhook: id, URL, topics, min severity, and its deliveries' state."""
-    from .webhooks import store
+    from app.webhooks import store
     records = _accounts(store.list_all)
     if not records:
         click.echo("no webhooks", err=True)
@@ -116,7 +116,7 @@ def webhooks_list():
 @click.argument("endpoint_id")
 def webhooks_delete(endpoint_id):
     """Delete webhook ENDPOINT_ID, with what it has queued and parked."""
-    from .webhooks import store
+    from app.webhooks import store
     if not _accounts(store.delete, endpoint_id):
         _fail(f"no webhook {endpoint_id!r} (see `webhooks list`)")
     click.echo(f"deleted webhook {endpoint_id}")
@@ -126,7 +126,7 @@ def webhooks_delete(endpoint_id):
 @click.argument("endpoint_id")
 def webhooks_retry(endpoint_id):
     """Deliver ENDPOINT_ID's parked (failed) deliveries again, before what is queued."""
-    from .webhooks import store
+    from app.webhooks import store
     moved = _accounts(store.requeue_parked, endpoint_id)
     if moved is None:
         _fail(f"no webhook {endpoint_id!r} (see `webhooks list`)")

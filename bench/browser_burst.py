@@ -21,7 +21,7 @@ import time
 
 from common import browser_page, save, stack, summary  # first: it puts the project on sys.path
 
-from app.bus import Bus  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
 from tests.support import wait_until  # noqa: E402
 
 LONG_TASKS = """() => {

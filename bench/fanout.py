@@ -33,8 +33,8 @@ from pathlib import Path
 
 from common import ROOT, save  # first: it puts the project on sys.path
 
-from app import accounts, subscriptions  # noqa: E402
-from app.bus import Bus  # noqa: E402
+from app.users import accounts, subscriptions  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
 from tests.support import LiveServer, RedisServer, free_port, rss_mb  # noqa: E402
 
 NODE_PEER = ROOT / "bench" / "peers" / "node"

@@ -17,7 +17,7 @@ import time
 
 from common import browser_page, save, stack  # first: it puts the project on sys.path
 
-from app.bus import Bus, BusUnavailable  # noqa: E402
+from app.stream.publish import Bus, BusUnavailable  # noqa: E402
 from tests.support import wait_until  # noqa: E402
 
 

@@ -24,9 +24,9 @@ import requests
 
 from common import percentile, save, stack  # first: it puts the project on sys.path
 
-from app import read_state, user_state  # noqa: E402
-from app.bus import STREAM, Bus  # noqa: E402
-from app.notifications import SEVERITIES  # noqa: E402
+from app.users import read_state, archive_and_snooze  # noqa: E402
+from app.stream.publish import STREAM, Bus  # noqa: E402
+from app.stream.envelope import SEVERITIES  # noqa: E402
 
 RARE, COMMON = "quasar", "deploy"
 TOPICS = ("ops.deploy", "ops.backup", "ops.db", "spark.job.done", "spark.job.failed",
@@ -78,10 +78,10 @@ def seed(client, count, rng):
                          rng.sample(ids[:count // 2], 250))
     archived = rng.sample(ids, 500)
     for start in range(0, 500, 250):
-        user_state.archive(client, "bench", archived[start:start + 250])
+        archive_and_snooze.archive(client, "bench", archived[start:start + 250])
     until = int(time.time() * 1000) + 86_400_000
     for entry_id in rng.sample(ids, 100):
-        user_state.snooze(client, "bench", entry_id, until)
+        archive_and_snooze.snooze(client, "bench", entry_id, until)
     return ids, time.monotonic() - started
 
 

@@ -13,7 +13,7 @@ import time
 
 from common import save, stack, summary  # first: it puts the project on sys.path
 
-from app.bus import Bus  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
 from tests.support import Listener, StalledClient, rss_mb, wait_until  # noqa: E402
 
 BLOB = "x" * 8000

@@ -3,7 +3,7 @@
 What does moving the rollup from ``SPARK_MASTER=local[2]`` to a
 ``spark://`` master cost on the same machine? The same archive (default
 100,000 notifications over 5 days) is rolled up ``--runs`` times on each,
-alternating, each run a fresh process made by ``app.spark_jobs.rollup_command``
+alternating, each run a fresh process made by ``app.spark.launcher.rollup_command``
 (local: ``python -m workers.spark.jobs.rollup``; cluster: ``spark-submit``
 in client mode with ``--py-files`` and the executors' Python), against a
 standalone master and one worker of 2 cores (tests/spark/cluster.py: the
@@ -36,8 +36,8 @@ from common import ROOT, save  # first: it puts the project on sys.path
 
 import orjson  # noqa: E402
 
-from app import spark_jobs  # noqa: E402
-from app.bus import STREAM  # noqa: E402
+from app.spark import launcher  # noqa: E402
+from app.stream.publish import STREAM  # noqa: E402
 from tests.spark.archive import generate  # noqa: E402
 from tests.spark.cluster import StandaloneCluster, group_members, loopback_env  # noqa: E402
 from tests.support import RedisServer  # noqa: E402
@@ -105,7 +105,7 @@ def main():
             for name, master in masters.items():
                 run = f"{name.replace('[', '').replace(']', '')}-{i}"  # Spark globs [ ] in paths
                 correlation_id = f"bench-{run}"
-                command = spark_jobs.rollup_command(
+                command = launcher.rollup_command(
                     archive, folder / "out" / run, correlation_id=correlation_id,
                     master=master, scratch=folder / "scratch")
                 wall = run_once(command, env, folder / f"{correlation_id}.log")

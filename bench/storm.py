@@ -45,8 +45,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import accounts, subscriptions  # noqa: E402
-from app.bus import Bus  # noqa: E402
+from app.users import accounts, subscriptions  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
 from tests.support import LiveServer, RedisServer, SteadyPublisher, rss_mb, wait_until  # noqa: E402
 
 TOPIC = "storm"

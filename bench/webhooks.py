@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import processes  # noqa: E402
-from app.bus import Bus  # noqa: E402
+from app.ops import processes  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
 from app.webhooks import outbound, store  # noqa: E402
 from tests.support import RedisServer, free_port, wait_until  # noqa: E402
 

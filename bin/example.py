@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bin"))
 
-from app import accounts  # noqa: E402
-from app.config import port as config_port  # noqa: E402
-from app.config import var_dir  # noqa: E402
+from app.users import accounts  # noqa: E402
+from app.settings import port as config_port  # noqa: E402
+from app.settings import var_dir  # noqa: E402
 import stack  # noqa: E402
 
 KEY_NAME = "example-board"

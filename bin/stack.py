@@ -30,9 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import accounts, logs, processes, subscriptions  # noqa: E402
-from app.config import port as config_port  # noqa: E402
-from app.config import Config, private_redis_socket, var_dir  # noqa: E402
+from app.users import accounts  # noqa: E402
+from app.ops import logs, processes
+from app.users import subscriptions
+from app.settings import port as config_port  # noqa: E402
+from app.settings import Config, private_redis_socket, var_dir  # noqa: E402
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
 
 PY = sys.executable

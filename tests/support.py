@@ -24,7 +24,7 @@ import socketio
 import websocket
 from aiosmtpd.controller import Controller
 
-from app import processes
+from app.ops import processes
 from app.redis_client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -513,8 +513,8 @@ current_redis = None  # the test's Redis client, set by the ``redis`` fixture (c
 
 def issue_token(name, secret="test-secret-key"):
     """A token for user ``name`` as Herald issues it: bound to the user's current token key."""
-    from app import accounts
-    from app.auth import tokens
+    from app.users import accounts
+    from app.web.auth import tokens
     user = accounts.get_user(current_redis, name)
     return tokens.issue(secret, name, user["token_key"] if user else "")
 

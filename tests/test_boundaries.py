@@ -35,4 +35,4 @@ def test_settings_shared_by_processes_are_read_from_the_environment_in_one_place
                           for folder in ("app", "workers") for path in (ROOT / folder).rglob("*.py")
                           if f'environ.get("{name}"' in path.read_text()
                           or f'environ["{name}"]' in path.read_text()})
-        assert set(readers) <= {"app/config.py"}, (name, readers)
+        assert set(readers) <= {"app/settings.py"}, (name, readers)

@@ -1,11 +1,11 @@
-"""Publishing (app.bus): history and live copy written in one step, with the same id."""
+"""Publishing (app.stream.publish): history and live copy written in one step, with the same id."""
 import re
 
 import orjson
 import pytest
 
-from app.bus import LIVE, STREAM, Bus, BusUnavailable
-from app.notifications import EnvelopeError
+from app.stream.publish import LIVE, STREAM, Bus, BusUnavailable
+from app.stream.envelope import EnvelopeError
 from app.redis_client import connect
 from tests.support import free_port, wait_until
 
@@ -88,7 +88,7 @@ def test_a_batch_under_an_idempotency_key_is_stored_once(redis, bus):
     again, replayed_again = bus.publish_envelopes(batch, "job-7")
     assert (replayed, replayed_again) == (False, True) and again == first
     assert redis.xlen(STREAM) == 3
-    from app.bus import IdempotencyConflict
+    from app.stream.publish import IdempotencyConflict
     with pytest.raises(IdempotencyConflict):
         bus.publish_envelopes(batch[:2], "job-7")
 
@@ -98,8 +98,8 @@ def test_a_key_stored_before_batches_existed_is_still_understood(redis, bus):
     must answer its publish, not store it twice, across an upgrade."""
     import hashlib
 
-    from app.bus import fingerprint
-    from app.notifications import validate
+    from app.stream.publish import fingerprint
+    from app.stream.envelope import validate
     clean = validate({"topic": "ops", "title": "old"})
     key = "herald:publish:once:" + hashlib.sha256(b"old-key").hexdigest()
     redis.set(key, f"1700000000000-0 2023-11-14T22:13:20.000Z {fingerprint(clean)}")

@@ -6,8 +6,8 @@ import sys
 import orjson
 import pytest
 
-from app import accounts
-from app.bus import STREAM
+from app.users import accounts
+from app.stream.publish import STREAM
 from tests.support import ROOT
 
 
@@ -43,7 +43,7 @@ def test_users_list(runner, redis):
 
 
 def test_users_set_password_replaces_it_and_voids_old_tokens(runner, redis):
-    from app.auth import tokens
+    from app.web.auth import tokens
     accounts.create_user(redis, "ivy", "pw-ivy-123")
     old_key = accounts.get_user(redis, "ivy")["token_key"]
     result = runner.invoke(args=["users", "set-password", "ivy"], input="pw-ivy-456\npw-ivy-456\n")

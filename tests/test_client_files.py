@@ -2,7 +2,7 @@
 import pytest
 
 from app import create_app
-from app.config import TestConfig
+from app.settings import TestConfig
 
 OTHER = "http://board.example:5001"
 

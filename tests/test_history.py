@@ -1,8 +1,8 @@
-"""app/history.py's scan: long reads that ask for the next read early, and stop early."""
+"""app/stream/history.py's scan: long reads that ask for the next read early, and stop early."""
 import pytest
 
-from app import history
-from app.bus import Bus
+from app.stream import history
+from app.stream.publish import Bus
 from app.redis_client import connect
 
 

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from app.bus import STREAM, Bus, BusUnavailable, IdempotencyConflict
+from app.stream.publish import STREAM, Bus, BusUnavailable, IdempotencyConflict
 from app.redis_client import connect
 from tests.support import wait_until
 

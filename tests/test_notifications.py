@@ -1,9 +1,18 @@
-"""The envelope rules and topic matching (app.notifications)."""
+"""The envelope rules and topic matching (app.stream.envelope)."""
 import orjson
 import pytest
 
-from app.notifications import (EnvelopeError, check_stream_id, check_topic_prefix, encode,
-                               topic_matches, topic_prefixes, validate, visible_to, with_id)
+from app.stream.envelope import (
+    EnvelopeError,
+    check_stream_id,
+    check_topic_prefix,
+    encode,
+    topic_matches,
+    topic_prefixes,
+    validate,
+    visible_to,
+    with_id,
+)
 
 
 def ok(**fields):
@@ -159,7 +168,7 @@ def test_stream_id_check():
 
 
 def test_a_cursor_is_an_id_or_zero_for_the_start():
-    from app.notifications import check_cursor
+    from app.stream.envelope import check_cursor
     assert check_cursor("0") == check_cursor("0-0") == "0-0"
     assert check_cursor("1700000000000-3") == "1700000000000-3"
     for bad in ("", "00", "-1", "0-", "x", 0, None, "1-2-3"):
@@ -178,5 +187,5 @@ def test_a_cursor_is_an_id_or_zero_for_the_start():
     ([], ["board"], []),
 ])
 def test_restrict_keeps_what_subscriptions_cover_inside_the_limits(subscriptions, allowed, expected):
-    from app.notifications import restrict
+    from app.stream.envelope import restrict
     assert restrict(subscriptions, allowed) == expected

@@ -2,9 +2,9 @@
 import orjson
 import pytest
 
-from app import presence
-from app.bus import CONTROL
-from app.presence import Presence
+from app.realtime import presence
+from app.stream.publish import CONTROL
+from app.realtime.presence import Presence
 from app.redis_client import UNAVAILABLE
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from app import accounts, read_state
-from app.bus import Bus
+from app.users import accounts, read_state
+from app.stream.publish import Bus
 from tests.support import Listener, issue_token, wait_until
 
 

@@ -4,7 +4,7 @@ and nothing the code does not read.
 The code is read with ``ast``: ``os.environ.get("X")``, ``os.getenv("X")``,
 ``os.environ["X"]``, ``"X" in os.environ``, and calls of a module's own helpers
 that read the environment by the name they are given (``_int("X", 5)`` in
-app/config.py, ``env("X")`` where ``env = os.environ.get``).
+app/settings.py, ``env("X")`` where ``env = os.environ.get``).
 """
 import ast
 import re
@@ -52,7 +52,7 @@ def env_readers(tree):
 
 def settings_read(tree, readers=frozenset()):
     """The setting names a module reads from the environment; ``readers``: helpers
-    defined elsewhere that read it (``seconds("X", …)`` from app/config.py)."""
+    defined elsewhere that read it (``seconds("X", …)`` from app/settings.py)."""
     readers = set(readers) | env_readers(tree)
     found = set()
     for node in ast.walk(tree):
@@ -96,7 +96,7 @@ def readme_settings():
 def test_the_scanner_finds_settings_of_every_kind():
     found = code_settings()
     # os.environ.get, a config helper (_int), the bridge's env alias and _flag, workers, bin.
-    # And a helper of app/config.py imported by another module (seconds).
+    # And a helper of app/settings.py imported by another module (seconds).
     for name in ("REDIS_URL", "TOKEN_TTL", "BRIDGE_PULL", "BRIDGE_TRUST_LOCAL", "LOG_FORMAT",
                  "SMTP_URL", "WEB_PROCESSES", "SPARK_MASTER", "ACCESS_LOG", "HEARTBEAT_INTERVAL",
                  "ARCHIVER_LEASE", "DIGEST_CLAIM_IDLE", "WEBHOOK_LEASE"):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.bus import STREAM
+from app.stream.publish import STREAM
 from app.redis_client import connect
 from tests.support import ROOT, free_port, wait_until
 from herald_client.zmq import Publisher
@@ -261,11 +261,11 @@ def test_a_bad_setting_is_one_line_at_start(var, setting, value, message):
 
 
 def test_a_bad_smtp_port_is_one_line_and_shown_by_readyz(redis_server, redis, tmp_path):
-    from app import worker_status
+    from app.ops import worker_health
     done = subprocess.run([sys.executable, "-m", "workers.digest"], cwd=ROOT, timeout=60,
                           text=True, capture_output=True,
                           env=dict(os.environ, REDIS_URL=redis_server.url,
                                    SMTP_URL="smtp://mail.example:nope"))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "SMTP_URL: the port of 'smtp://mail.example:nope' must be a number" in done.stderr
-    assert "SMTP_URL" in worker_status.faults(redis)["digest worker"]["detail"]
+    assert "SMTP_URL" in worker_health.faults(redis)["digest worker"]["detail"]

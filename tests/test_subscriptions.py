@@ -2,8 +2,8 @@
 import orjson
 import pytest
 
-from app import subscriptions
-from app.bus import CONTROL
+from app.users import subscriptions
+from app.stream.publish import CONTROL
 from tests.support import wait_until
 
 

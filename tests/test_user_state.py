@@ -1,11 +1,11 @@
-"""app/user_state.py: archive and snooze kept in Redis, and the waker every web process runs."""
+"""app/users/archive_and_snooze.py: archive and snooze kept in Redis, and the waker every web process runs."""
 import threading
 import time
 
 import pytest
 import redis as redis_lib
 
-from app import read_state, user_state
+from app.users import read_state, archive_and_snooze
 
 
 def later(ms=60_000):
@@ -16,13 +16,13 @@ def test_each_due_snooze_is_woken_once_by_competing_wakers(redis_server, redis):
     until = later()
     ids = [f"{1000 + i}-0" for i in range(60)]
     for entry_id in ids:
-        user_state.snooze(redis, "ann", entry_id, until)
+        archive_and_snooze.snooze(redis, "ann", entry_id, until)
     woken, clients = [], [redis_server.client() for _ in range(3)]
     lock = threading.Lock()
 
     def waker(client):
         while True:
-            got = user_state.wake_due(client, now_ms=until, most=7)
+            got = archive_and_snooze.wake_due(client, now_ms=until, most=7)
             if not got:
                 return
             with lock:
@@ -35,46 +35,46 @@ def test_each_due_snooze_is_woken_once_by_competing_wakers(redis_server, redis):
     for client in clients:
         client.close()
     assert sorted(woken) == sorted(("ann", i) for i in ids)  # each once, none lost
-    assert user_state.get(redis, "ann")["snoozed"] == {}
+    assert archive_and_snooze.get(redis, "ann")["snoozed"] == {}
 
 
 def test_a_snooze_woken_after_all_was_read_comes_back_unread(redis):
     read_state.apply(redis, "ann", ["9-0"], "5-0", [])
-    user_state.snooze(redis, "ann", "3-0", later())
-    user_state.snooze(redis, "ann", "9-0", later())
-    assert user_state.wake_due(redis, now_ms=later(120_000)) == [("ann", "3-0"), ("ann", "9-0")]
+    archive_and_snooze.snooze(redis, "ann", "3-0", later())
+    archive_and_snooze.snooze(redis, "ann", "9-0", later())
+    assert archive_and_snooze.wake_due(redis, now_ms=later(120_000)) == [("ann", "3-0"), ("ann", "9-0")]
     state = read_state.get(redis, "ann")
     assert not read_state.is_read(state, "3-0") and not read_state.is_read(state, "9-0")
 
 
 def test_unsnoozing_by_hand_leaves_the_read_state_alone(redis):
     read_state.apply(redis, "ann", [], "5-0", [])
-    user_state.snooze(redis, "ann", "3-0", later())
-    user_state.unsnooze(redis, "ann", "3-0")
+    archive_and_snooze.snooze(redis, "ann", "3-0", later())
+    archive_and_snooze.unsnooze(redis, "ann", "3-0")
     assert read_state.is_read(read_state.get(redis, "ann"), "3-0")
-    assert user_state.wake_due(redis, now_ms=later(120_000)) == []  # nothing left to wake
+    assert archive_and_snooze.wake_due(redis, now_ms=later(120_000)) == []  # nothing left to wake
 
 
 def test_snoozing_again_moves_the_time(redis):
-    user_state.snooze(redis, "ann", "3-0", later(1000))
+    archive_and_snooze.snooze(redis, "ann", "3-0", later(1000))
     second = later(7_200_000)
-    user_state.snooze(redis, "ann", "3-0", second)
-    assert user_state.get(redis, "ann")["snoozed"] == {"3-0": second}
-    assert user_state.wake_due(redis, now_ms=later(3_600_000)) == []
-    assert user_state.wake_due(redis, now_ms=second) == [("ann", "3-0")]
+    archive_and_snooze.snooze(redis, "ann", "3-0", second)
+    assert archive_and_snooze.get(redis, "ann")["snoozed"] == {"3-0": second}
+    assert archive_and_snooze.wake_due(redis, now_ms=later(3_600_000)) == []
+    assert archive_and_snooze.wake_due(redis, now_ms=second) == [("ann", "3-0")]
 
 
 def test_the_archive_keeps_the_newest_ids_archived(redis, monkeypatch):
-    monkeypatch.setattr(user_state, "MAX_KEPT", 3)
+    monkeypatch.setattr(archive_and_snooze, "MAX_KEPT", 3)
     for entry_id in ("1-0", "2-0", "3-0", "4-0", "5-0"):
-        user_state.archive(redis, "ann", [entry_id])
+        archive_and_snooze.archive(redis, "ann", [entry_id])
         time.sleep(0.002)  # archived at different milliseconds
-    assert user_state.get(redis, "ann")["archived"] == ["3-0", "4-0", "5-0"]
+    assert archive_and_snooze.get(redis, "ann")["archived"] == ["3-0", "4-0", "5-0"]
 
 
 def test_the_waker_outlives_redis_errors_and_bugs(redis, monkeypatch):
-    user_state.snooze(redis, "ann", "3-0", later(1))
-    calls, real = [], user_state.wake_due
+    archive_and_snooze.snooze(redis, "ann", "3-0", later(1))
+    calls, real = [], archive_and_snooze.wake_due
 
     def flaky(client):
         calls.append(len(calls))
@@ -83,20 +83,20 @@ def test_the_waker_outlives_redis_errors_and_bugs(redis, monkeypatch):
         if len(calls) == 2:
             raise RuntimeError("a bug")
         return real(client, now_ms=later(60_000))
-    monkeypatch.setattr(user_state, "wake_due", flaky)
-    user_state.keep_waking(redis, lambda: len(calls) < 3, sleep=lambda _s: None)
+    monkeypatch.setattr(archive_and_snooze, "wake_due", flaky)
+    archive_and_snooze.keep_waking(redis, lambda: len(calls) < 3, sleep=lambda _s: None)
     assert len(calls) == 3
-    assert user_state.get(redis, "ann")["snoozed"] == {}
+    assert archive_and_snooze.get(redis, "ann")["snoozed"] == {}
 
 
 @pytest.mark.parametrize("call, field", [
-    (lambda r: user_state.archive(r, "ann", ["x"]), "archive[0]"),
-    (lambda r: user_state.archive(r, "ann", [], archived=False), "unarchive"),
-    (lambda r: user_state.snooze(r, "ann", "1-0", 5), "snooze.until"),
-    (lambda r: user_state.snooze(r, "ann", 5, later()), "snooze.id"),
-    (lambda r: user_state.unsnooze(r, "ann", None), "unsnooze"),
+    (lambda r: archive_and_snooze.archive(r, "ann", ["x"]), "archive[0]"),
+    (lambda r: archive_and_snooze.archive(r, "ann", [], archived=False), "unarchive"),
+    (lambda r: archive_and_snooze.snooze(r, "ann", "1-0", 5), "snooze.until"),
+    (lambda r: archive_and_snooze.snooze(r, "ann", 5, later()), "snooze.id"),
+    (lambda r: archive_and_snooze.unsnooze(r, "ann", None), "unsnooze"),
 ])
 def test_errors_name_the_field(redis, call, field):
-    with pytest.raises(user_state.StateError) as caught:
+    with pytest.raises(archive_and_snooze.StateError) as caught:
         call(redis)
     assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")

@@ -23,7 +23,7 @@ import os
 from collections import defaultdict
 from datetime import datetime, timezone
 
-from app.notifications import id_key, with_id
+from app.stream.envelope import id_key, with_id
 
 log = logging.getLogger("herald.archiver")
 

@@ -30,7 +30,7 @@ lets go of the lease, so a standby takes over at once.
 
 A disk fault (full, read-only, gone) is not a Redis fault: it is logged once
 as what it is, reported where /readyz and /metrics show it
-(app/worker_status.py), and retried with backoff; before writing again the
+(app/ops/worker_health.py), and retried with backoff; before writing again the
 archiver cuts off whatever a failed write left torn and goes on from the
 last complete line. Files are readable by their owner and group only: they
 hold private notifications too.
@@ -39,15 +39,16 @@ import logging
 import signal
 import time
 
-from app import history, logs, metrics, worker_status
-from app.bus import STREAM
-from app.config import archive_dir, redis_url, seconds
-from app.heartbeats import Heartbeat
-from app.leases import Lease
-from app.notifications import id_key
+from app.stream import history
+from app.ops import logs, metrics, worker_health
+from app.stream.publish import STREAM
+from app.settings import archive_dir, redis_url, seconds
+from app.ops.heartbeats import Heartbeat
+from app.ops.leases import Lease
+from app.stream.envelope import id_key
 from app.redis_client import UNAVAILABLE, Outage, connect
 
-from .archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
+from workers.archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
 
 __all__ = ["Archiver", "FILE_NAME", "day_of", "resume_position", "write", "main"]
 
@@ -142,7 +143,7 @@ class Archiver:
             self._disk_failed(exc)
             return False
         self._disk_ok()
-        worker_status.ok(self.client, WORKER)  # the writer's archive works (a dead one's report goes)
+        worker_health.ok(self.client, WORKER)  # the writer's archive works (a dead one's report goes)
         return True
 
     def store(self, entries):
@@ -178,7 +179,7 @@ class Archiver:
                   "(free space or make it writable; nothing is lost meanwhile)")
         if self.disk_fault != detail:
             log.error("%s; retrying with backoff", detail)
-            worker_status.fault(self.client, WORKER, detail)
+            worker_health.fault(self.client, WORKER, detail)
         self.disk_fault = detail
         time.sleep(self.disk_backoff)
         self.disk_backoff = min(self.disk_backoff * 2, DISK_BACKOFF_MAX)
@@ -186,7 +187,7 @@ class Archiver:
     def _disk_ok(self):
         if self.disk_fault:
             self.disk_fault, self.disk_backoff = None, DISK_BACKOFF_FIRST
-            worker_status.ok(self.client, WORKER)
+            worker_health.ok(self.client, WORKER)
 
     def _measure_lag(self):
         """Seconds between the stream's newest id and our position, once a second."""

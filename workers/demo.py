@@ -2,7 +2,7 @@
 
 ``DEMO=1 make run`` starts it so that a newcomer sees the feed, toasts and
 badge move at once. ``DEMO_INTERVAL`` sets the seconds between notifications
-(default 3). It publishes through ``app.bus`` like any other worker, and
+(default 3). It publishes through ``app.stream.publish`` like any other worker, and
 rides out a Redis outage by logging once and trying again.
 """
 import itertools
@@ -12,8 +12,8 @@ import random
 import signal
 import time
 
-from app import logs
-from app.bus import BusUnavailable, publish
+from app.ops import logs
+from app.stream.publish import BusUnavailable, publish
 
 log = logging.getLogger("herald.demo")
 

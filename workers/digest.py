@@ -25,11 +25,11 @@ Each beats in ``herald:workers:beats`` (role ``digest``) until it stops.
 import logging
 import signal
 
-from app import logs, worker_status
-from app.config import herald_url, redis_url
+from app.ops import logs, worker_health
+from app.settings import herald_url, redis_url
 from app.digests import consumers
 from app.digests.smtp import Smtp, SmtpUrlError
-from app.heartbeats import Heartbeat
+from app.ops.heartbeats import Heartbeat
 from app.digests.worker import Worker
 from app.redis_client import connect
 
@@ -44,9 +44,9 @@ def main():
         smtp = Smtp.from_env()
     except SmtpUrlError as exc:
         # Shown by /readyz and /metrics, not only in this process's last words.
-        worker_status.fault(client, "digest worker", f"{exc}; fix SMTP_URL and restart")
+        worker_health.fault(client, "digest worker", f"{exc}; fix SMTP_URL and restart")
         raise SystemExit(f"digest worker: {exc}") from None
-    worker_status.ok(client, "digest worker")
+    worker_health.ok(client, "digest worker")
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     signal.signal(signal.SIGINT, lambda *_: running.clear())

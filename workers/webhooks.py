@@ -24,9 +24,9 @@ at once when it stops cleanly (app/webhooks/worker.py). Each beats in
 import logging
 import signal
 
-from app import logs, worker_status
-from app.config import redis_url
-from app.heartbeats import Heartbeat
+from app.ops import logs, worker_health
+from app.settings import redis_url
+from app.ops.heartbeats import Heartbeat
 from app.redis_client import connect
 from app.webhooks import outbound, store
 from app.webhooks.settings import Settings
@@ -44,9 +44,9 @@ def main():
         settings = Settings.from_env()
         outbound.check_allow_setting()
     except SystemExit as exc:
-        worker_status.fault(client, WORKER, f"{exc}; fix the setting and restart")
+        worker_health.fault(client, WORKER, f"{exc}; fix the setting and restart")
         raise
-    worker_status.ok(client, WORKER)
+    worker_health.ok(client, WORKER)
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     signal.signal(signal.SIGINT, lambda *_: running.clear())

@@ -33,16 +33,16 @@ import sys
 
 import zmq
 
-from app import logs, processes
-from app.bus import Bus
-from app.config import history_max, redis_url
-from app.heartbeats import Heartbeat
+from app.ops import logs, processes
+from app.stream.publish import Bus
+from app.settings import history_max, redis_url
+from app.ops.heartbeats import Heartbeat
 from app.redis_client import connect
 
-from .bridge import security
-from .bridge.egress import Egress, EgressProcess
-from .bridge.ingest import Ingest
-from .bridge.settings import Settings
+from workers.bridge import security
+from workers.bridge.egress import Egress, EgressProcess
+from workers.bridge.ingest import Ingest
+from workers.bridge.settings import Settings
 
 log = logging.getLogger("herald.bridge")
 

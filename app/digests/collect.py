@@ -31,9 +31,9 @@ import time
 import orjson
 import redis
 
-from ..bus import STREAM
-from . import consumers, store, windows
-from ..notifications import id_key, with_id
+from app.stream.publish import STREAM
+from app.digests import consumers, store, windows
+from app.stream.envelope import id_key, with_id
 
 log = logging.getLogger("herald.digest")
 

@@ -18,9 +18,9 @@ import os
 import re
 import socket
 
-from ..bus import STREAM
-from ..config import seconds
-from . import store
+from app.stream.publish import STREAM
+from app.settings import seconds
+from app.digests import store
 
 GROUP = store.GROUP
 DEFAULT_CLAIM_IDLE = 30.0

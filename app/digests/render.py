@@ -12,8 +12,8 @@ from email.utils import formatdate
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from ..config import ROOT
-from ..notifications import SEVERITIES
+from app.settings import ROOT
+from app.stream.envelope import SEVERITIES
 
 SHOW_ITEMS = 10
 _env = Environment(loader=FileSystemLoader(str(ROOT / "templates" / "email")),
@@ -77,8 +77,8 @@ def preview(client, record, base_url):
     The message is None when nothing has been collected yet; the window is
     then the next due time.
     """
-    from . import windows
-    from .store import schedule_of
+    from app.digests import windows
+    from app.digests.store import schedule_of
     schedule = schedule_of(record)
     open_windows = client.zrange(windows.windows_key(record["id"]), 0, 0)
     if not open_windows:

@@ -32,11 +32,11 @@ import time
 
 import orjson
 
-from .. import metrics
-from ..leases import ItemLeases
-from . import render, store, windows
+from app.ops import metrics
+from app.ops.leases import ItemLeases
+from app.digests import render, store, windows
 
-from .smtp import ERRORS
+from app.digests.smtp import ERRORS
 
 log = logging.getLogger("herald.digest")
 

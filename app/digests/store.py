@@ -15,7 +15,7 @@ JSON) in the set ``herald:digests``; it belongs to the admin who made it
   specific preference of its owner's says otherwise for them);
 - ``quiet``: ``{"from": "HH:MM", "to": "HH:MM"}`` in ``timezone``, or null:
   no email goes out in those hours (what is due waits for their end);
-- ``managed``: made from its owner's preferences (app/preferences.py), which
+- ``managed``: made from its owner's preferences (app/users/preferences.py), which
   rewrite it; the Digests page lists only the others.
 """
 import re
@@ -25,9 +25,14 @@ import time
 import orjson
 import redis
 
-from ..notifications import (SEVERITIES, SEVERITY_RANK, EnvelopeError, check_topic_list,
-                             topic_matches)
-from .schedule import Schedule, ScheduleError, check
+from app.stream.envelope import (
+    SEVERITIES,
+    SEVERITY_RANK,
+    EnvelopeError,
+    check_topic_list,
+    topic_matches,
+)
+from app.digests.schedule import Schedule, ScheduleError, check
 
 DIGESTS = "herald:digests"
 GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream
@@ -124,7 +129,7 @@ def ensure_group(client):
     Called when a subscription is made too, so that what is published after
     it is collected even if the worker has not started yet.
     """
-    from ..bus import STREAM
+    from app.stream.publish import STREAM
     try:
         client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
     except redis.ResponseError as exc:

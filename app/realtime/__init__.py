@@ -1,6 +1,6 @@
 """Socket.IO for Herald: how a notification gets from Redis to a browser.
 
-    app/bus.py            publish: Redis stream + live channel, one Lua script
+    app/stream/publish.py            publish: Redis stream + live channel, one Lua script
     relay.py              ONE Redis subscription per process -> rooms
     rooms.py              which connections want a notification
     fanout.py             the frame, built once, to every connection in the rooms
@@ -12,8 +12,8 @@
     storm.py              a reconnect storm: connects a second and replays at once
                           bounded; past them "unavailable: busy, retry later"
     streams.py            Server-Sent Events streams, fed by the same relay
-                          (the endpoint: app/api/stream.py)
-    app/presence.py       who is online: each process's connections per user, in
+                          (the endpoint: app/web/api/stream.py)
+    app/realtime/presence.py       who is online: each process's connections per user, in
                           Redis; join/leave as ``presence`` events to watchers
     transport/            the websocket transport (Engine.IO and gevent-websocket
                           internals, in one place; see docs/realtime.md)
@@ -26,16 +26,17 @@ it is built but not served.
 """
 import socketio
 
-from ..metrics import process_label
-from ..presence import Presence
-from . import fastjson, transport
-from .namespace import NotificationsNamespace
-from .budgets import ReadCoalescer
-from .relay import Relay
-from .manager import IndexedManager
-from .server import HeraldServer
-from .storm import Admission
-from .streams import StreamHub
+from app.ops.metrics import process_label
+from app.realtime.presence import Presence
+from app.realtime.wire import fastjson
+from app.realtime import wire
+from app.realtime.namespace import NotificationsNamespace
+from app.realtime.budgets import ReadCoalescer
+from app.realtime.relay import Relay
+from app.realtime.wire.manager import IndexedManager
+from app.realtime.server import HeraldServer
+from app.realtime.storm import Admission
+from app.realtime.streams import StreamHub
 
 
 def _async_mode():
@@ -68,7 +69,7 @@ def init_app(app):
     config = app.config
     mode = _async_mode()
     if mode == "gevent":
-        transport.check_versions()  # refuse to serve on libraries it was not written for
+        wire.check_versions()  # refuse to serve on libraries it was not written for
     sio = HeraldServer(
         max_queue=config["SLOW_CLIENT_MAX_QUEUE"],
         message_rate=config["CLIENT_MESSAGE_RATE"],

@@ -1,7 +1,7 @@
 """``NotificationsNamespace``: the Socket.IO contract at ``/notifications``.
 
 - connect with ``auth = {"token": TOKEN, "last_id": ID}``; TOKEN is one of
-  Herald's tokens or a JWT the host app minted (see app/auth/bearer.py); a
+  Herald's tokens or a JWT the host app minted (see app/web/auth/bearer.py); a
   missing, forged or expired token, or one whose user is gone, is refused;
 - with ``last_id``, every notification the user may see with a greater id
   that is still in history is replayed (``notifications`` lists, in id
@@ -31,12 +31,13 @@ import logging
 
 import socketio
 
-from .. import presence, read_state, subscriptions
-from ..auth import tokens
-from ..notifications import EnvelopeError, check_cursor, restrict, within
-from ..redis_client import UNAVAILABLE
-from . import replay, rooms
-from .storm import Busy
+from app.realtime import presence
+from app.users import read_state, subscriptions
+from app.web.auth import tokens
+from app.stream.envelope import EnvelopeError, check_cursor, restrict, within
+from app.redis_client import UNAVAILABLE
+from app.realtime import replay, rooms
+from app.realtime.storm import Busy
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class NotificationsNamespace(socketio.Namespace):
     def __init__(self, client, verifier, max_subscriptions, presence):
         super().__init__(rooms.NAMESPACE)
         self.client = client
-        self.verifier = verifier  # app.auth.bearer.TokenVerifier
+        self.verifier = verifier  # app.web.auth.bearer.TokenVerifier
         self.max_subscriptions = max_subscriptions
         self.relay = None  # set by init_app once the relay exists
         self.connect_wait = CONNECT_WAIT  # seconds for the CONNECT reply to go out
@@ -59,7 +60,7 @@ class NotificationsNamespace(socketio.Namespace):
         self.users = {}  # sid -> user name, for this process's connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
-        self.presence = presence  # an app.presence.Presence: who is online
+        self.presence = presence  # an app.realtime.presence.Presence: who is online
 
     # -- connect and replay ----------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The relay: ONE Redis subscription and ONE greenlet per web process.
 
-It follows ``herald:live`` through a :class:`~app.live_feed.LiveFeed` (which
+It follows ``herald:live`` through a :class:`~app.stream.follow.LiveFeed` (which
 never misses a notification, even across a Redis restart) and emits each
 notification once, to the rooms of the prefixes of its topic (or to its
 owner's room when private), as the JSON Redis delivered; what arrived
@@ -20,11 +20,12 @@ import time
 
 import orjson
 
-from .. import presence, subscriptions
-from ..live_feed import LiveFeed
-from ..metrics import LAG_BUCKETS, Histogram
-from ..notifications import id_key, restrict, visible_to
-from . import rooms
+from app.realtime import presence
+from app.users import subscriptions
+from app.stream.follow import LiveFeed
+from app.ops.metrics import LAG_BUCKETS, Histogram
+from app.stream.envelope import id_key, restrict, visible_to
+from app.realtime import rooms
 
 
 class Held:

@@ -17,8 +17,8 @@ The caller sends each step (Socket.IO events, SSE events). ``gone()`` says the
 connection went away meanwhile: the replay stops, before any release (the
 caller then forgets the hold).
 """
-from .. import history
-from ..notifications import id_key
+from app.stream import history
+from app.stream.envelope import id_key
 
 RESET = {"reason": "last_id is older than the retained history"}
 # Entries read from history per step: a bounded page, so that each step is

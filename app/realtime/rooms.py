@@ -6,7 +6,7 @@ every prefix of its topic; python-socketio sends it once per connection even
 when a connection is in several of those rooms. A private one goes to its
 user's room alone.
 """
-from ..notifications import topic_prefixes
+from app.stream.envelope import topic_prefixes
 
 NAMESPACE = "/notifications"
 

@@ -37,7 +37,7 @@ import time
 
 import socketio
 
-from .budgets import TokenBucket
+from app.realtime.budgets import TokenBucket
 
 BUSY = "unavailable: busy, retry later"
 RETRY_AFTER_MIN = 0.25  # seconds: the earliest a refused client is asked back
@@ -203,7 +203,7 @@ class Admission:
         return turn
 
     def figures(self):
-        """For /metrics (app/metrics.py)."""
+        """For /metrics (app/ops/metrics.py)."""
         return {"connects_deferred": sum(self.deferred.values()),
                 "connects_deferred_replays": self.deferred["replays"],
                 "replays_running": self.turns.running,

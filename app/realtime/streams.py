@@ -1,6 +1,6 @@
 """Server-Sent Events streams of this web process, fed by the relay.
 
-A stream is one open ``GET /api/stream`` (app/api/stream.py): its user, the
+A stream is one open ``GET /api/stream`` (app/web/api/stream.py): its user, the
 topic prefixes it follows (the user's subscriptions, within a token's
 ``topics`` claim) and a bounded queue of notifications. The relay hands each
 batch it fans out to Socket.IO to the hub as well, so a stream costs no Redis
@@ -14,8 +14,8 @@ with ``Last-Event-ID`` and is replayed what it missed.
 import itertools
 import queue
 
-from ..notifications import restrict
-from . import rooms
+from app.stream.envelope import restrict
+from app.realtime import rooms
 
 END = object()  # queued to end a stream
 
@@ -47,7 +47,7 @@ class StreamHub:
         self.keys = itertools.count(1)
         self.delivered = 0
         self.shed = 0
-        self.presence = None  # an app.presence.Presence: a stream makes its user online
+        self.presence = None  # an app.realtime.presence.Presence: a stream makes its user online
 
     def __len__(self):
         return len(self.streams)

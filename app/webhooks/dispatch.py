@@ -19,9 +19,9 @@ import logging
 import orjson
 import redis
 
-from ..bus import STREAM
-from ..notifications import id_key, with_id
-from . import store
+from app.stream.publish import STREAM
+from app.stream.envelope import id_key, with_id
+from app.webhooks import store
 
 log = logging.getLogger("herald.webhooks")
 

@@ -16,7 +16,7 @@ import time
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from . import store
+from app.webhooks import store
 
 
 def families(client, workers):

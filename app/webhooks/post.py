@@ -10,7 +10,7 @@ import socket
 import ssl
 from typing import NamedTuple
 
-from . import outbound
+from app.webhooks import outbound
 
 USER_AGENT = "Herald-Webhooks/1"
 MAX_REPLY_BYTES = 64 * 1024

@@ -28,10 +28,10 @@ import time
 
 import orjson
 
-from ..metrics import WORKERS
-from ..notifications import id_key
-from ..redis_client import UNAVAILABLE
-from . import post, signing, store
+from app.ops.metrics import WORKERS
+from app.stream.envelope import id_key
+from app.redis_client import UNAVAILABLE
+from app.webhooks import post, signing, store
 
 log = logging.getLogger("herald.webhooks")
 

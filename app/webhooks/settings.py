@@ -2,7 +2,7 @@
 import os
 from dataclasses import dataclass
 
-from ..config import seconds
+from app.settings import seconds
 
 
 def _number(name, default):

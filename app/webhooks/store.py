@@ -16,9 +16,15 @@ import time
 import orjson
 import redis
 
-from ..notifications import (SEVERITIES, SEVERITY_RANK, EnvelopeError, check_topic_list,
-                             id_key, topic_matches)
-from . import outbound
+from app.stream.envelope import (
+    SEVERITIES,
+    SEVERITY_RANK,
+    EnvelopeError,
+    check_topic_list,
+    id_key,
+    topic_matches,
+)
+from app.webhooks import outbound
 
 ENDPOINTS = "herald:webhooks"
 GROUP = "herald:webhooks"            # the webhook worker's consumer group on herald:stream
@@ -112,7 +118,7 @@ def ensure_group(client):
     Called when an endpoint is made too, so that what is published after it
     is delivered even if the worker has not started yet.
     """
-    from ..bus import STREAM
+    from app.stream.publish import STREAM
     try:
         client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
     except redis.ResponseError as exc:

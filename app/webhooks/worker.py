@@ -18,12 +18,12 @@ most the one POST it had under way: delivered twice, with the same
 import logging
 import time
 
-from .. import metrics
-from ..leases import Lease
-from ..redis_client import UNAVAILABLE, Outage
-from . import store
-from .dispatch import Dispatcher
-from .sender import Sender
+from app.ops import metrics
+from app.ops.leases import Lease
+from app.redis_client import UNAVAILABLE, Outage
+from app.webhooks import store
+from app.webhooks.dispatch import Dispatcher
+from app.webhooks.sender import Sender
 
 log = logging.getLogger("herald.webhooks")
 

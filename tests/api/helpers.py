@@ -2,9 +2,9 @@
 and a seeded history with a reference model of who may see what."""
 import random
 
-from app import subscriptions
-from app.bus import Bus
-from app.notifications import SEVERITIES, topic_matches
+from app.users import subscriptions
+from app.stream.publish import Bus
+from app.stream.envelope import SEVERITIES, topic_matches
 from tests.auth.keys import host_token
 from tests.support import issue_token
 

@@ -1,7 +1,7 @@
 """/api/digests: admins manage their own digest subscriptions, by session or token."""
 import pytest
 
-from app.bus import Bus
+from app.stream.publish import Bus
 from tests.support import csrf_of_dashboard, sign_in
 
 GOOD = {"email": "ops@example.com", "topics": ["ops", "spark"], "min_severity": "warning",
@@ -63,7 +63,7 @@ def test_missing_required_fields(client, admin):
 
 
 def test_only_admins_and_only_their_own(client, redis, admin, user, api_key):
-    from app import accounts
+    from app.users import accounts
     accounts.create_user(redis, "eve", "eve-password", admin=True)
     created = client.post("/api/digests", json=GOOD, headers=bearer(admin[0])).get_json()
     url = f"/api/digests/{created['id']}"
@@ -113,7 +113,7 @@ def test_one_admin_may_have_at_most_twenty_digests(client, admin, redis):
 def test_preview_document_is_the_email_with_a_policy_of_its_own(client, redis, admin, user):
     """GET /api/digests/<id>/preview.html: the HTML part as a document of its own,
     its inline styles allowed, no script, framed by Herald's pages only."""
-    from app import accounts
+    from app.users import accounts
     accounts.create_user(redis, "eve", "eve-password", admin=True)
     created = client.post("/api/digests", json=GOOD, headers=bearer(admin[0])).get_json()
     url = f"/api/digests/{created['id']}/preview.html"
@@ -152,7 +152,7 @@ def test_preview_document_by_session(client, redis, admin):
 
 
 def test_pages_may_frame_herald_only():
-    from app.security import CONTENT_SECURITY_POLICY
+    from app.web.security import CONTENT_SECURITY_POLICY
     directives = dict(d.split(" ", 1) for d in CONTENT_SECURITY_POLICY.split("; "))
     assert directives["frame-src"] == "'self'" and directives["frame-ancestors"] == "'none'"
 

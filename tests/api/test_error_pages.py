@@ -1,12 +1,12 @@
 """Errors: pages answer a styled page in the app's frame (templates/error.html), the API
-answers JSON (app/api/errors.py)."""
+answers JSON (app/web/api/errors.py)."""
 import html
 
 import pytest
 
 from app import create_app
-from app.api.errors import PAGE_ERRORS
-from app.config import TestConfig
+from app.web.api.errors import PAGE_ERRORS
+from app.settings import TestConfig
 from tests.support import sign_in
 
 

@@ -5,9 +5,9 @@ Checked against a seeded history and a reference model of the feed
 """
 import pytest
 
-from app import read_state
-from app.bus import Bus
-from app.notifications import topic_matches
+from app.users import read_state
+from app.stream.publish import Bus
+from app.stream.envelope import topic_matches
 from tests.api.helpers import bearer, ids, read, seed, subscribe, visible, walk_back
 
 BOB_TOPICS = ("ops", "spark")

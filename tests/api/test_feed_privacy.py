@@ -9,9 +9,11 @@ import time
 
 import pytest
 
-from app import accounts, create_app, user_state
-from app.bus import Bus
-from app.config import TestConfig
+from app.users import accounts
+from app import create_app
+from app.users import archive_and_snooze
+from app.stream.publish import Bus
+from app.settings import TestConfig
 from tests.api.helpers import bearer, ids, jwt_bearer, read, subscribe, walk_back
 from tests.auth.keys import SECRET
 
@@ -95,7 +97,7 @@ def test_archiving_or_snoozing_another_users_id_reveals_nothing(client, redis, w
     assert ids(client, bearer("bob"), view="snoozed") == []
     assert not {theirs} & everything_bob_reads(client)
     # Waking it: bob is told an id, no more; eve's own feed is untouched.
-    assert ("bob", theirs) in user_state.wake_due(redis, now_ms=until)
+    assert ("bob", theirs) in archive_and_snooze.wake_due(redis, now_ms=until)
     assert theirs not in set(ids(client, bearer("bob"), unread="1", limit=1000))
     assert theirs in ids(client, bearer("eve"))
     assert ids(client, bearer("eve"), view="archived") == []

@@ -5,8 +5,8 @@ import time
 import orjson
 import pytest
 
-from app import read_state, user_state
-from app.bus import CONTROL, Bus
+from app.users import read_state, archive_and_snooze
+from app.stream.publish import CONTROL, Bus
 from tests.api.helpers import bearer, ids, subscribe
 
 
@@ -86,10 +86,10 @@ def test_snooze_hides_until_its_time_and_lists_under_snoozed(client, published):
 
 
 def test_a_snooze_that_is_due_shows_again_even_before_it_is_woken(client, redis, published):
-    user_state.snooze(redis, "bob", published[0], later(1))
+    archive_and_snooze.snooze(redis, "bob", published[0], later(1))
     assert published[0] not in ids(client, bearer("bob"))
     # An hour later (as the feed sees it), before any waker ran.
-    assert user_state.hidden(redis, "bob", now_ms=later(7200)) == (set(), set())
+    assert archive_and_snooze.hidden(redis, "bob", now_ms=later(7200)) == (set(), set())
 
 
 def test_waking_brings_it_back_unread_and_tells_every_tab(client, redis, published):
@@ -98,9 +98,9 @@ def test_waking_brings_it_back_unread_and_tells_every_tab(client, redis, publish
     until = later(60)
     change(client, {"snooze": {"id": published[4], "until": until}})
     with announcements(redis) as heard:
-        assert user_state.wake_due(redis, now_ms=until - 1) == []
-        assert user_state.wake_due(redis, now_ms=until) == [("bob", published[4])]
-        assert user_state.wake_due(redis, now_ms=until + 5) == []  # once only
+        assert archive_and_snooze.wake_due(redis, now_ms=until - 1) == []
+        assert archive_and_snooze.wake_due(redis, now_ms=until) == [("bob", published[4])]
+        assert archive_and_snooze.wake_due(redis, now_ms=until + 5) == []  # once only
         messages = heard(2)
     assert {"user": "bob", "state": {"unsnoozed": [published[4]], "woke": [published[4]]}} \
         in messages
@@ -152,7 +152,7 @@ def test_bad_bodies_are_400_naming_the_field(client, redis, user, body, field):
     assert reply.status_code == 400, reply.get_data(as_text=True)
     answer = reply.get_json()
     assert answer["error"].startswith(f"{field}: ") and answer["field"] == field
-    assert user_state.get(redis, "bob") == {"archived": [], "snoozed": {}}
+    assert archive_and_snooze.get(redis, "bob") == {"archived": [], "snoozed": {}}
 
 
 def test_not_json_is_400(client, user):

@@ -1,10 +1,12 @@
-"""GET/PUT /api/preferences, and the managed digests they make (app/preferences.py)."""
+"""GET/PUT /api/preferences, and the managed digests they make (app/users/preferences.py)."""
 import orjson
 import pytest
 
-from app import accounts, create_app, preferences
-from app.bus import Bus
-from app.config import TestConfig
+from app.users import accounts
+from app import create_app
+from app.users import preferences
+from app.stream.publish import Bus
+from app.settings import TestConfig
 from app.digests import render, store, windows
 from app.digests.collect import Collector
 from tests.api.helpers import bearer, jwt_bearer

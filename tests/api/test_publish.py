@@ -2,9 +2,10 @@
 import orjson
 import pytest
 
-from app import accounts, create_app
-from app.bus import STREAM
-from app.config import TestConfig
+from app.users import accounts
+from app import create_app
+from app.stream.publish import STREAM
+from app.settings import TestConfig
 from tests.support import csrf_of_dashboard, free_port, issue_token, sign_in
 
 

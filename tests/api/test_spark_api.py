@@ -4,7 +4,7 @@ import json
 import pytest
 
 from app import create_app
-from app.config import TestConfig
+from app.settings import TestConfig
 from tests.spark.archive import generate
 from tests.support import issue_token, sign_in
 
@@ -63,10 +63,10 @@ def test_cli_spark_rollup_passes_the_jobs_exit_status(runner, tmp_path, monkeypa
 def test_one_rollup_at_a_time(client, admin, redis):
     """While the lock names a run (held here directly: no Spark), a second POST is
     409 naming it, and /running says which; once freed, nothing runs."""
-    from app import spark_jobs
+    from app.spark import launcher
     running = client.get("/api/spark/rollup/running", headers=bearer(admin[0]))
     assert running.status_code == 200 and running.get_json() == {"correlation_id": None}
-    redis.set(spark_jobs.LOCK, "spark-rollup-held", ex=60)
+    redis.set(launcher.LOCK, "spark-rollup-held", ex=60)
     refused = client.post("/api/spark/rollup", headers=bearer(admin[0]))
     assert refused.status_code == 409
     assert refused.get_json() == {
@@ -74,8 +74,8 @@ def test_one_rollup_at_a_time(client, admin, redis):
         "error": "a rollup is running already (spark-rollup-held); wait for it to end"}
     running = client.get("/api/spark/rollup/running", headers=bearer(admin[0])).get_json()
     assert running == {"correlation_id": "spark-rollup-held"}
-    assert spark_jobs.release(redis, "spark-rollup-other") is False  # only its holder frees it
-    assert spark_jobs.release(redis, "spark-rollup-held") is True
+    assert launcher.release(redis, "spark-rollup-other") is False  # only its holder frees it
+    assert launcher.release(redis, "spark-rollup-held") is True
     assert client.get("/api/spark/rollup/running",
                       headers=bearer(admin[0])).get_json() == {"correlation_id": None}
 
@@ -90,17 +90,17 @@ def test_the_lock_is_freed_the_moment_the_job_ends(redis):
     import subprocess
     import sys
 
-    from app import spark_jobs
-    redis.set(spark_jobs.LOCK, "spark-rollup-short", ex=60)
+    from app.spark import launcher
+    redis.set(launcher.LOCK, "spark-rollup-short", ex=60)
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
-    spark_jobs._watch(redis, "spark-rollup-short", process, refresh=0.1)  # refreshes, then frees
-    assert process.returncode == 0 and spark_jobs.running_rollup(redis) is None
+    launcher._watch(redis, "spark-rollup-short", process, refresh=0.1)  # refreshes, then frees
+    assert process.returncode == 0 and launcher.running_rollup(redis) is None
 
 
 def test_a_launch_that_cannot_start_frees_the_lock(app, redis, tmp_path):
-    from app import spark_jobs
+    from app.spark import launcher
     config = dict(app.config, SPARK_LOG_DIR=str(tmp_path / "file"))
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(OSError):
-        spark_jobs.launch_rollup(config, spark_jobs.Runs(), "ada", redis)
-    assert spark_jobs.running_rollup(redis) is None
+        launcher.launch_rollup(config, launcher.Runs(), "ada", redis)
+    assert launcher.running_rollup(redis) is None

@@ -1,8 +1,8 @@
 """Sign-in pages, tokens, API keys and accounts."""
 import pytest
 
-from app import accounts
-from app.auth import tokens
+from app.users import accounts
+from app.web.auth import tokens
 from tests.support import sign_in
 
 

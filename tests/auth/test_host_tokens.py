@@ -1,4 +1,4 @@
-"""Host-app tokens (JWTs) checked by app.auth.host_tokens: each refusal names its reason."""
+"""Host-app tokens (JWTs) checked by app.web.auth.host_tokens: each refusal names its reason."""
 import base64
 import hashlib
 import hmac
@@ -9,8 +9,8 @@ from pathlib import Path
 import jwt
 import pytest
 
-from app.auth.host_tokens import ConfigError, HostTokens, looks_like_jwt
-from app.auth.tokens import TokenError, issue
+from app.web.auth.host_tokens import ConfigError, HostTokens, looks_like_jwt
+from app.web.auth.tokens import TokenError, issue
 from tests.auth.keys import SECRET, ec_pair, host_token, rsa_pair, unsigned_token
 
 

@@ -3,8 +3,9 @@ sign-in takes as long for an unknown name as for a known one."""
 import pytest
 from werkzeug import security
 
-from app import accounts, create_app
-from app.config import TestConfig
+from app.users import accounts
+from app import create_app
+from app.settings import TestConfig
 from tests.support import Listener, free_port, sign_in, wait_until
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from flask import Flask, render_template_string
 
-from app import accounts, subscriptions
-from app.auth.host_tokens import HostTokens
-from app.bus import STREAM
+from app.users import accounts, subscriptions
+from app.web.auth.host_tokens import HostTokens
+from app.stream.publish import STREAM
 from herald_client import (HeraldClient, InvalidNotification, NotAuthorized, TokenSigner,
                            Unavailable, retry_policy)
 from herald_client.flask import Herald

@@ -1,6 +1,6 @@
 """flask --app wsgi digest list | preview ID | send-now ID."""
-from app import accounts
-from app.bus import Bus
+from app.users import accounts
+from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import Collector
 

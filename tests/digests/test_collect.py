@@ -1,6 +1,6 @@
 """Collecting into digest windows while a subscription is deleted."""
-from app import accounts
-from app.bus import Bus
+from app.users import accounts
+from app.stream.publish import Bus
 from app.digests import store, windows
 from app.digests.collect import Collector
 

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from app import accounts
-from app.bus import STREAM, Bus
+from app.users import accounts
+from app.stream.publish import STREAM, Bus
 from app.digests import store, windows
 from app.digests.collect import GROUP, Collector, collected_key
 from app.digests.consumers import Claimer

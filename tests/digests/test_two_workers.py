@@ -13,8 +13,8 @@ from collections import Counter
 
 import pytest
 
-from app import accounts
-from app.bus import STREAM, Bus
+from app.users import accounts
+from app.stream.publish import STREAM, Bus
 from app.digests import store
 from app.digests.collect import GROUP
 from tests.support import wait_until

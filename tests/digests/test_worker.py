@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from app import accounts
-from app.bus import Bus
+from app.users import accounts
+from app.stream.publish import Bus
 from app.digests import store, windows
 from app.digests.worker import Worker
 from app.digests.smtp import Smtp

@@ -71,7 +71,7 @@ def subscribe(page, topic):
 
 def open_as_admin(page, server, redis, link):
     """Create an admin, sign in, follow the navigation ``link`` and wait for the socket."""
-    from app import accounts
+    from app.users import accounts
     accounts.create_user(redis, "root", "root-password", admin=True)
     sign_in(page, server, "root", "root-password")
     page.click(f"nav a:has-text('{link}')")

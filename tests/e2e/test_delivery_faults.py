@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from app import accounts, subscriptions
-from app.bus import Bus
+from app.users import accounts, subscriptions
+from app.stream.publish import Bus
 from tests.e2e.conftest import sign_in
 from tests.support import (LiveServer, Listener, RedisServer, SteadyPublisher, rest_publisher,
                            wait_until)

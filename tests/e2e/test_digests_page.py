@@ -4,8 +4,8 @@ times in the browser's zone (see local_zone)."""
 import pytest
 from playwright.sync_api import expect
 
-from app import accounts
-from app.bus import Bus
+from app.users import accounts
+from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import Collector
 from tests.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin, sign_in

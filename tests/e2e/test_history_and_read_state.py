@@ -2,8 +2,8 @@
 import pytest
 from playwright.sync_api import expect
 
-from app import accounts, subscriptions
-from app.bus import Bus
+from app.users import accounts, subscriptions
+from app.stream.publish import Bus
 from tests.e2e.conftest import sign_in
 
 

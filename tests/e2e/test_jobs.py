@@ -6,8 +6,8 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
-from app import spark_jobs
-from app.bus import Bus
+from app.spark import launcher
+from app.stream.publish import Bus
 from tests.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin
 from tests.e2e.local_zone import assert_local_times, context, local  # noqa: F401  (context: the fixture)
 from tests.spark.archive import generate
@@ -100,7 +100,7 @@ def test_a_failed_run_shows_its_error_and_a_double_click_starts_one_run(admin_on
 
 def test_any_correlation_id_a_publisher_chooses_shows_as_a_job(admin_on_jobs, redis):
     """Ids that are also object keys or CSS syntax: each is a job card of its own."""
-    from app.bus import Bus
+    from app.stream.publish import Bus
     page = admin_on_jobs
     bus = Bus(redis)
     strange = ['x"]', "constructor", "__proto__", "toString"]
@@ -120,7 +120,7 @@ def test_any_correlation_id_a_publisher_chooses_shows_as_a_job(admin_on_jobs, re
 def test_the_button_waits_for_a_run_already_running(live_server, redis, page):
     """A run found running on load (its lock held here: no Spark) disables the button,
     names the run beside it, and its last notification enables it again."""
-    redis.set(spark_jobs.LOCK, "spark-rollup-held", ex=300)
+    redis.set(launcher.LOCK, "spark-rollup-held", ex=300)
     open_as_admin(page, live_server, redis, "Jobs")
     expect(page.locator("#run-rollup")).to_be_disabled()
     expect(page.locator("#run-status")).to_contain_text("Running spark-rollup-held")
@@ -135,7 +135,7 @@ def test_a_refused_run_shows_why_and_waits_for_the_running_one(admin_on_jobs, re
     page = admin_on_jobs
     expect(page.locator("#run")).not_to_have_attribute("aria-busy", "true")  # load's checks done
     expect(page.locator("#run-rollup")).to_be_enabled()
-    redis.set(spark_jobs.LOCK, "spark-rollup-other", ex=300)  # started elsewhere meanwhile
+    redis.set(launcher.LOCK, "spark-rollup-other", ex=300)  # started elsewhere meanwhile
     with page.expect_response(lambda r: r.url.endswith("/api/spark/rollup")
                               and r.request.method == "POST") as reply:
         page.click("#run-rollup")

@@ -8,7 +8,7 @@ import time
 
 from playwright.sync_api import expect
 
-from app import accounts
+from app.users import accounts
 from tests.e2e.conftest import open_as_admin, sign_in
 from tests.support import ROOT, wait_until
 

@@ -6,8 +6,10 @@ import orjson
 import pytest
 from playwright.sync_api import expect
 
-from app import accounts, heartbeats, subscriptions
-from app.bus import Bus
+from app.users import accounts
+from app.ops import heartbeats
+from app.users import subscriptions
+from app.stream.publish import Bus
 from tests.e2e.conftest import (DESKTOP, PHONE, accessibility_violations, horizontal_overflow,
                                 sign_in)
 

@@ -4,7 +4,7 @@ ones, delete by keyboard; on a phone; axe-core clean; no CSP violation (conftest
 import pytest
 from playwright.sync_api import expect
 
-from app.bus import Bus
+from app.stream.publish import Bus
 from app.webhooks import outbound, store
 from tests.e2e.conftest import accessibility_violations, horizontal_overflow, open_as_admin
 from tests.e2e.local_zone import assert_local_times, context  # noqa: F401  (context: the fixture)

@@ -1,6 +1,6 @@
 """The REST API fuzzed from its own OpenAPI description (schemathesis + hypothesis).
 
-Every operation in app/api/openapi.json gets generated requests, both ones
+Every operation in app/web/api/openapi.json gets generated requests, both ones
 the description allows and ones it does not, as an admin (who may do
 everything): never a 500, and every answer as the description says
 (status codes, content type, body schema). Then nothing is half-written:
@@ -21,13 +21,15 @@ from schemathesis import GenerationMode
 from schemathesis.checks import (content_type_conformance, not_a_server_error,
                                  response_schema_conformance, status_code_conformance)
 
-from app import accounts, create_app, notifications
-from app.bus import STREAM
-from app.config import TestConfig
+from app.users import accounts
+from app import create_app
+from app.stream import envelope as rules
+from app.stream.publish import STREAM
+from app.settings import TestConfig
 from tests import support
 from tests.fuzz.conftest import TRIED
 
-DESCRIPTION = Path(__file__).resolve().parents[2] / "app" / "api" / "openapi.json"
+DESCRIPTION = Path(__file__).resolve().parents[2] / "app" / "web" / "api" / "openapi.json"
 # /healthz and /readyz take no input (and /readyz is 503 by design here: this
 # in-process app runs no relay); they are tested in tests/ops. /api/stream
 # answers an endless event stream: tests/realtime/test_sse.py drives it.
@@ -90,5 +92,5 @@ def nothing_half_written(app):
     for _entry_id, fields in entries:
         envelope = orjson.loads(fields[b"envelope"])
         clean = {k: v for k, v in envelope.items() if k != "ts"}
-        assert notifications.validate(clean) == clean
+        assert rules.validate(clean) == clean
         assert fields[b"topic"].decode() == envelope["topic"]

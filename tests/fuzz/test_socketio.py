@@ -11,9 +11,9 @@ import websocket
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app import accounts, subscriptions
-from app.bus import Bus
-from app.notifications import TOPIC_RE
+from app.users import accounts, subscriptions
+from app.stream.publish import Bus
+from app.stream.envelope import TOPIC_RE
 from tests.fuzz.conftest import TRIED
 from tests.support import Listener, LiveServer, wait_until
 

@@ -11,8 +11,8 @@ import zmq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app import notifications
-from app.bus import STREAM
+from app.stream import envelope as rules
+from app.stream.publish import STREAM
 from tests.fuzz.conftest import TRIED
 from tests.fuzz.test_socketio import JSON
 from tests.support import Bridge, wait_until
@@ -96,7 +96,7 @@ def whole_and_accounted_for(bridge, sent, confirmed):
     for _entry_id, fields in entries:
         envelope = orjson.loads(fields[b"envelope"])
         clean = {k: v for k, v in envelope.items() if k != "ts"}
-        assert notifications.validate(clean) == clean
+        assert rules.validate(clean) == clean
     assert running.process.poll() is None
     running.stop()
     counters = running.counters()

@@ -5,10 +5,11 @@ import orjson
 import pytest
 import requests
 
-from app import accounts, heartbeats
-from app.bus import Bus
+from app.users import accounts
+from app.ops import heartbeats
+from app.stream.publish import Bus
 from app.digests import store as digest_store
-from app.presence import Presence
+from app.realtime.presence import Presence
 from tests.support import Listener, LiveServer, sign_in, wait_until
 
 

@@ -5,8 +5,11 @@ import socket
 import pytest
 import requests
 
-from app import accounts, metrics, subscriptions, worker_figures
-from app.bus import Bus
+from app.users import accounts
+from app.ops import metrics
+from app.users import subscriptions
+from app.ops import worker_figures
+from app.stream.publish import Bus
 from tests.support import Listener, LiveServer, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

@@ -15,7 +15,7 @@ import time
 import pytest
 import requests
 
-from app import logs
+from app.ops import logs
 from tests.support import ROOT, free_port
 
 

@@ -9,7 +9,9 @@ import subprocess
 import pytest
 import requests
 
-from app import accounts, processes, subscriptions
+from app.users import accounts
+from app.ops import processes
+from app.users import subscriptions
 from app.redis_client import SentinelURLError, connect, parse_sentinel_url
 from tests.support import Listener, LiveServer, free_port, wait_until
 

@@ -5,8 +5,8 @@ import uuid
 
 import pytest
 
-from app import accounts, subscriptions
-from app.bus import Bus, prepare
+from app.users import accounts, subscriptions
+from app.stream.publish import Bus, prepare
 from tests.support import Listener, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

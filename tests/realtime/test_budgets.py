@@ -5,8 +5,8 @@ import pytest
 import requests
 import websocket
 
-from app import accounts, read_state, subscriptions
-from app.bus import Bus
+from app.users import accounts, read_state, subscriptions
+from app.stream.publish import Bus
 from app.realtime.budgets import ReadCoalescer, TokenBucket
 from tests.support import Listener, LiveServer, flood_reads, rss_mb, wait_until
 

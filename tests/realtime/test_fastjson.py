@@ -1,7 +1,7 @@
 """The packets' JSON module: orjson's speed, the standard library's range."""
 import pytest
 
-from app.realtime import fastjson
+from app.realtime.wire import fastjson
 
 
 def test_round_trip_and_compact():

@@ -3,7 +3,7 @@ import struct
 
 import pytest
 
-from app.realtime.frames import websocket_frame
+from app.realtime.wire.frames import websocket_frame
 
 
 @pytest.mark.parametrize("size, header", [

@@ -6,8 +6,8 @@ vouches for them by signing their tokens.
 import pytest
 import requests
 
-from app import subscriptions
-from app.bus import Bus
+from app.users import subscriptions
+from app.stream.publish import Bus
 from tests.auth.keys import SECRET, host_token, rsa_pair, unsigned_token
 from tests.support import LiveServer, Listener, marked, refusal, wait_until
 

@@ -9,8 +9,8 @@ import time
 import pytest
 import socketio
 
-from app import accounts
-from app.auth import tokens
+from app.users import accounts
+from app.web.auth import tokens
 from tests.support import NAMESPACE, Listener, marked, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

@@ -8,8 +8,8 @@ a client twice or not at all would show here.
 import pytest
 import requests
 
-from app import accounts, read_state, subscriptions
-from app.bus import Bus
+from app.users import accounts, read_state, subscriptions
+from app.stream.publish import Bus
 from tests.support import Listener, LiveServer, free_port, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

@@ -140,11 +140,11 @@ def test_no_bounds_by_zero():
 
 
 def test_the_indexed_manager_disconnects_a_client_from_its_own_rooms_only():
-    """app/realtime/manager.py: what python-socketio's manager does on a disconnect,
+    """app/realtime/wire/manager.py: what python-socketio's manager does on a disconnect,
     without scanning every room (every refused connect is a disconnect)."""
     import socketio
 
-    from app.realtime.manager import IndexedManager
+    from app.realtime.wire.manager import IndexedManager
 
     class Server:  # what the manager asks of its server: ids for new connections
         class eio:

@@ -7,7 +7,7 @@ import threading
 import pytest
 import socketio
 
-from app import accounts
+from app.users import accounts
 from tests.support import NAMESPACE, LiveServer, RedisServer, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

@@ -6,7 +6,7 @@ under test here, and the end-to-end tests drive the real one.
 import orjson
 import pytest
 
-from app.bus import Bus
+from app.stream.publish import Bus
 from app.realtime import rooms
 from app.realtime.relay import Relay
 
@@ -119,7 +119,7 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     """Connected without being live is the one state a connection must never be in:
     if its CONNECT reply has not gone out in time, it is cut off (its client then
     connects again and is replayed), rather than left joined to no room."""
-    from app.presence import Presence
+    from app.realtime.presence import Presence
     from app.realtime.namespace import NotificationsNamespace
     from app.realtime.server import HeraldServer
     sio = HeraldServer(async_mode="threading")

@@ -6,9 +6,9 @@ import time
 import pytest
 import socketio
 
-from app import accounts, subscriptions
-from app.bus import STREAM, Bus
-from app.history import visible_to
+from app.users import accounts, subscriptions
+from app.stream.publish import STREAM, Bus
+from app.stream.history import visible_to
 from tests.support import NAMESPACE, LiveServer, Listener, marked, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

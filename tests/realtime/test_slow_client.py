@@ -1,8 +1,8 @@
 """A client that stops reading is cut off at its bound; others are not held up."""
 import pytest
 
-from app import accounts, subscriptions
-from app.bus import Bus
+from app.users import accounts, subscriptions
+from app.stream.publish import Bus
 from tests.support import LiveServer, Listener, StalledClient, rss_mb, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

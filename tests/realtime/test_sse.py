@@ -5,8 +5,8 @@ import time
 import pytest
 import requests
 
-from app import accounts, subscriptions
-from app.bus import STREAM, Bus
+from app.users import accounts, subscriptions
+from app.stream.publish import STREAM, Bus
 from tests.support import EventStream, LiveServer, RedisServer, issue_token
 
 

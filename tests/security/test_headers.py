@@ -5,8 +5,8 @@ import pytest
 import websocket
 
 from app import create_app
-from app.config import TestConfig
-from app.security import CONTENT_SECURITY_POLICY
+from app.settings import TestConfig
+from app.web.security import CONTENT_SECURITY_POLICY
 from tests.support import LiveServer, sign_in
 
 

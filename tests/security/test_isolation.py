@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from app import accounts, read_state, subscriptions
-from app.bus import Bus
+from app.users import accounts, read_state, subscriptions
+from app.stream.publish import Bus
 from app.digests import store
 from app.digests.smtp import Smtp
 from app.digests.worker import Worker

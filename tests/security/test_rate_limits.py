@@ -2,8 +2,9 @@
 429 with Retry-After, counted in Redis so that every web process shares them."""
 import pytest
 
-from app import accounts, create_app
-from app.config import TestConfig
+from app.users import accounts
+from app import create_app
+from app.settings import TestConfig
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def test_api_is_limited_per_key_and_the_limit_is_shared_through_redis(limited, r
 def test_limits_survive_redis_going_away(limited, redis_server):
     """With Redis unreachable the limiter falls back to memory: the request gets the
     API's own 503, not a 500 from the limiter."""
-    from app.config import TestConfig as Config
+    from app.settings import TestConfig as Config
     app = create_app(Config("redis://127.0.0.1:1/0", RATELIMIT_API_KEY="5 per minute"))
     reply = app.test_client().post("/api/notifications", json={"topic": "a", "title": "b"},
                                    headers={"Authorization": "Bearer hk_nothing"})

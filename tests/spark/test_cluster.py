@@ -21,7 +21,7 @@ import zipfile
 
 import pytest
 
-from app import spark_jobs
+from app.spark import launcher
 from tests.spark.archive import generate
 from tests.spark.cluster import StandaloneCluster, group_members, loopback_env
 from tests.spark.test_notifier import job_notifications
@@ -81,25 +81,25 @@ def test_the_launch_command_on_local_and_cluster_masters(tmp_path, monkeypatch):
     project zipped for --py-files, the driver's Python set; absolute paths both ways."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SPARK_MASTER", raising=False)
-    local = spark_jobs.rollup_command("archive", "out", correlation_id="c")
+    local = launcher.rollup_command("archive", "out", correlation_id="c")
     assert local == [sys.executable, "-m", "workers.spark.jobs.rollup", "--archive",
                      str(tmp_path / "archive"), "--out", str(tmp_path / "out"),
                      "--correlation-id", "c"]
     monkeypatch.setenv("SPARK_MASTER", "spark://spark-master.internal:7077")
-    command = spark_jobs.rollup_command("archive", "out", scratch=tmp_path / "scratch")
-    assert command[0] == str(spark_jobs.spark_submit()) and os.access(command[0], os.X_OK)
+    command = launcher.rollup_command("archive", "out", scratch=tmp_path / "scratch")
+    assert command[0] == str(launcher.spark_submit()) and os.access(command[0], os.X_OK)
     options = dict(zip(command[1:9:2], command[2:9:2]))
     assert options == {"--master": "spark://spark-master.internal:7077",
                        "--deploy-mode": "client", "--name": "herald-rollup",
-                       "--py-files": str(tmp_path / "scratch" / spark_jobs.PROJECT_ZIP)}
+                       "--py-files": str(tmp_path / "scratch" / launcher.PROJECT_ZIP)}
     assert f"spark.pyspark.driver.python={sys.executable}" in command
-    script = command.index(str(spark_jobs.ROLLUP_SCRIPT))
+    script = command.index(str(launcher.ROLLUP_SCRIPT))
     assert command[script + 1:] == ["--archive", str(tmp_path / "archive"), "--out",
                                     str(tmp_path / "out"), "--master",
                                     "spark://spark-master.internal:7077"]
     with zipfile.ZipFile(options["--py-files"]) as shipped:
         names = set(shipped.namelist())
-    assert {"app/__init__.py", "app/bus.py", "workers/spark/notifier.py",
+    assert {"app/__init__.py", "app/stream/publish.py", "workers/spark/notifier.py",
             "workers/spark/jobs/rollup.py"} <= names
     assert all(name.endswith(".py") for name in names)
 
@@ -110,8 +110,8 @@ def test_the_launcher_runs_the_rollup_on_a_standalone_cluster(cluster, driver_en
     archive = generate(tmp_path / "archive", COUNT)
     config = {"ARCHIVE_DIR": str(archive), "ROLLUP_DIR": str(tmp_path / "rollup"),
               "SPARK_LOG_DIR": str(tmp_path / "logs"), "REDIS_URL": redis_server.url}
-    runs = spark_jobs.Runs()
-    correlation_id = spark_jobs.launch_rollup(config, runs, "ann", herald_redis)
+    runs = launcher.Runs()
+    correlation_id = launcher.launch_rollup(config, runs, "ann", herald_redis)
     process = runs.processes[correlation_id]
     log = tmp_path / "logs" / f"{correlation_id}.log"
     try:
@@ -125,7 +125,7 @@ def test_the_launcher_runs_the_rollup_on_a_standalone_cluster(cluster, driver_en
     assert process.returncode == 0, output[-4000:]
     assert not group_members(process.pid)  # spark-submit's JVM, the Python driver: gone
 
-    assert (tmp_path / "logs" / spark_jobs.PROJECT_ZIP).exists()  # --py-files, in SPARK_LOG_DIR
+    assert (tmp_path / "logs" / launcher.PROJECT_ZIP).exists()  # --py-files, in SPARK_LOG_DIR
     assert f"{COUNT:,} notifications read" in output
     counts = spark.read.parquet(str(tmp_path / "rollup" / "counts"))
     assert counts.agg({"count": "sum"}).collect()[0][0] == COUNT
@@ -151,9 +151,9 @@ def test_the_launcher_runs_the_rollup_on_a_standalone_cluster(cluster, driver_en
     # zip the launcher shipped (not from this checkout: their PYTHONPATH lacks it).
     executors = done["executors"]
     assert executors and all(e["python"] == sys.executable for e in executors)
-    assert all(f"{spark_jobs.PROJECT_ZIP}/app/spark_masters.py" in e["project"]
+    assert all(f"{launcher.PROJECT_ZIP}/app/spark/masters.py" in e["project"]
                for e in executors), executors
-    wait_until(lambda: spark_jobs.running_rollup(herald_redis) is None, timeout=10,
+    wait_until(lambda: launcher.running_rollup(herald_redis) is None, timeout=10,
                message="the launcher's watcher to free the lock")
 
     application = sent[0]["data"]["application_id"]
@@ -187,7 +187,7 @@ def canned(*reports):
 
 
 GOOD = {"host": "node-a", "python": "/srv/herald/.venv/bin/python", "version": "3.11.7",
-        "project": "/x/herald-project.zip/app/spark_masters.py", "archive": True,
+        "project": "/x/herald-project.zip/app/spark/masters.py", "archive": True,
         "archive_readable": True, "output": True, "output_writable": True}
 
 
@@ -225,7 +225,7 @@ def test_the_executor_check_names_each_problem(spark, tmp_path, monkeypatch, cap
 def test_executors_without_python_fail_early_and_clearly(cluster, driver_env, redis_server,
                                                          herald_redis, tmp_path):
     archive = generate(tmp_path / "archive", 500, days=1)
-    command = spark_jobs.rollup_command(
+    command = launcher.rollup_command(
         archive, tmp_path / "out", correlation_id="no-python", master=cluster.url,
         scratch=tmp_path / "scratch", conf={"spark.pyspark.python": "/nonexistent/bin/python3",
                                             "spark.task.maxFailures": "1"})

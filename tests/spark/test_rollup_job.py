@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app import accounts, subscriptions
+from app.users import accounts, subscriptions
 from tests.spark.archive import generate
 from tests.spark.test_notifier import job_notifications
 from tests.support import ROOT, Listener, wait_until

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app import processes
+from app.ops import processes
 from tests.support import ROOT, free_port, issue_token, wait_until
 
 LOOPBACK_ALLOWED = "127.0.0.0/8"

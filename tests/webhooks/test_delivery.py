@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from app.bus import Bus
+from app.stream.publish import Bus
 from app.webhooks import store
 from tests.support import wait_until
 from tests.webhooks.conftest import register

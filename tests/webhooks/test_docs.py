@@ -2,7 +2,7 @@
 and Herald's own signing helper against it."""
 import re
 
-from app.bus import Bus
+from app.stream.publish import Bus
 from app.webhooks import signing
 from tests.support import ROOT, wait_until
 from tests.webhooks.conftest import register

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from app import worker_status
+from app.ops import worker_health
 from app.webhooks import outbound
 from tests.support import ROOT
 
@@ -47,7 +47,7 @@ def test_a_bad_allow_setting_is_a_worker_fault(redis, redis_server, monkeypatch)
                           capture_output=True, text=True)
     assert done.returncode != 0
     assert "WEBHOOK_ALLOW: '10.0.0.0/33' is neither a CIDR nor a host name" in done.stderr
-    assert "WEBHOOK_ALLOW" in worker_status.faults(redis)["webhook worker"]["detail"]
+    assert "WEBHOOK_ALLOW" in worker_health.faults(redis)["webhook worker"]["detail"]
 
 
 def test_a_bad_number_is_a_worker_fault(redis, redis_server, monkeypatch):
@@ -56,4 +56,4 @@ def test_a_bad_number_is_a_worker_fault(redis, redis_server, monkeypatch):
     done = subprocess.run([sys.executable, "-m", "workers.webhooks"], cwd=ROOT, timeout=30,
                           capture_output=True, text=True)
     assert done.returncode != 0
-    assert "WEBHOOK_BACKOFF_BASE must be a number" in worker_status.faults(redis)["webhook worker"]["detail"]
+    assert "WEBHOOK_BACKOFF_BASE must be a number" in worker_health.faults(redis)["webhook worker"]["detail"]

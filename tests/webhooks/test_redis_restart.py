@@ -1,7 +1,7 @@
 """A crash of Redis (SIGKILL; append-only file, fsync'd on every write) while webhooks
 are being delivered loses nothing: every notification accepted reaches the receiver,
 in order (duplicates, if any, droppable by Herald-Delivery)."""
-from app.bus import Bus, BusUnavailable
+from app.stream.publish import Bus, BusUnavailable
 from app.redis_client import UNAVAILABLE
 from app.webhooks import outbound, store
 from tests.support import RedisServer, wait_until

@@ -1,7 +1,7 @@
 """Two webhook workers on one Redis: one is active (the lease), the other stands by and
 takes over when the active one is SIGKILLed; the receiver gets everything, in order,
 duplicates only as the same delivery."""
-from app.bus import Bus
+from app.stream.publish import Bus
 from app.webhooks.worker import LEASE_KEY
 from tests.support import wait_until
 from tests.webhooks.conftest import register

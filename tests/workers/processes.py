@@ -12,8 +12,8 @@ from pathlib import Path
 
 import orjson
 
-from app import processes
-from app.heartbeats import BEATS
+from app.ops import processes
+from app.ops.heartbeats import BEATS
 from tests.support import ROOT, wait_until
 
 # What each worker logs once it is running (LOG_FORMAT=text).

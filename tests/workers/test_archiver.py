@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from app.bus import Bus
+from app.stream.publish import Bus
 from tests.support import ROOT, wait_until
 from workers.archiver import FILE_NAME, day_of, resume_position
 

@@ -9,9 +9,10 @@ import subprocess
 
 import pytest
 
-from app import create_app, worker_status
-from app.bus import STREAM, Bus
-from app.config import TestConfig
+from app import create_app
+from app.ops import worker_health
+from app.stream.publish import STREAM, Bus
+from app.settings import TestConfig
 from tests.support import wait_until
 from tests.workers.test_archiver import ArchiverProcess, archived
 from workers.archiver import FILE_NAME
@@ -55,9 +56,9 @@ def test_a_full_disk_is_reported_survived_and_repaired(redis_server, redis, tmp_
         archiver.start()
         try:
             ids = [bus.publish("disk.fill", f"n{i}", data={"pad": "x" * 900}) for i in range(300)]
-            wait_until(lambda: "archiver" in worker_status.faults(redis), timeout=20,
+            wait_until(lambda: "archiver" in worker_health.faults(redis), timeout=20,
                        message="the disk fault reported")
-            detail = worker_status.faults(redis)["archiver"]["detail"]
+            detail = worker_health.faults(redis)["archiver"]["detail"]
             assert "cannot write the archive" in detail
             metrics = create_app(TestConfig(redis_server.url)).test_client().get("/metrics").text
             assert 'herald_worker_fault{worker="archiver"} 1.0' in metrics
@@ -66,7 +67,7 @@ def test_a_full_disk_is_reported_survived_and_repaired(redis_server, redis, tmp_
             make_room()
             wait_until(lambda: whole_lines(folder) == len(ids), timeout=60,
                        message="everything archived once there is room")
-            assert "archiver" not in worker_status.faults(redis)
+            assert "archiver" not in worker_health.faults(redis)
             # Every line whole, every notification once, in order.
             assert [line["id"] for line in archived(folder)] == ids
             assert ids == [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)]

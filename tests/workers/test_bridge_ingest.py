@@ -9,7 +9,7 @@ import pytest
 import redis as redis_lib
 import zmq
 
-from app.bus import STREAM, Bus
+from app.stream.publish import STREAM, Bus
 from workers.bridge.ingest import Ingest
 from workers.bridge.settings import Settings
 

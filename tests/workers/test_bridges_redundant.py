@@ -7,9 +7,10 @@ import time
 import orjson
 import pytest
 
-from app import create_app, worker_figures
-from app.bus import STREAM
-from app.config import TestConfig
+from app import create_app
+from app.ops import worker_figures
+from app.stream.publish import STREAM
+from app.settings import TestConfig
 from herald_client.zmq import Publisher, Subscriber
 from tests.support import Bridge, wait_until
 

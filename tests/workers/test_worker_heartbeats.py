@@ -2,7 +2,7 @@
 it runs, and removes its beat when it stops cleanly (SIGTERM)."""
 import pytest
 
-from app.heartbeats import BEATS
+from app.ops.heartbeats import BEATS
 from tests.support import Bridge, wait_until
 from tests.workers.processes import WorkerProcesses, beats
 

@@ -9,7 +9,7 @@ import orjson
 import pytest
 import zmq
 
-from app.bus import STREAM, Bus
+from app.stream.publish import STREAM, Bus
 from tests.support import ROOT, Bridge, RedisServer, free_port, wait_until
 from herald_client.zmq import Publisher, PublishError, Subscriber
 

@@ -26,8 +26,8 @@ import time
 
 import zmq
 
-from app import processes
-from app.live_feed import LiveFeed
+from app.ops import processes
+from app.stream.follow import LiveFeed
 
 log = logging.getLogger("herald.bridge")
 

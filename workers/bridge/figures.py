@@ -1,12 +1,12 @@
 """What a bridge tells ``/metrics``, once a second: its own backlog (a gauge per
-instance, app/worker_figures.py) and what it received and refused since its
+instance, app/ops/worker_figures.py) and what it received and refused since its
 last report (added to the deployment's counters in ``herald:metrics:workers``).
 Skipped while Redis is away; the counts then go in the next report.
 """
 import time
 from collections import Counter
 
-from app import metrics, worker_figures
+from app.ops import metrics, worker_figures
 from app.redis_client import UNAVAILABLE
 
 REPORT_SECONDS = 1.0

@@ -31,10 +31,10 @@ from collections import Counter, deque
 import orjson
 import zmq
 
-from app import metrics
+from app.ops import metrics
 from app.redis_client import UNAVAILABLE
 
-from . import figures, frames
+from workers.bridge import figures, frames
 
 log = logging.getLogger("herald.bridge")
 

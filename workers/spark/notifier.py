@@ -32,8 +32,8 @@ import threading
 import time
 import uuid
 
-from .progress import Progress
-from .sink import Sink
+from workers.spark.progress import Progress
+from workers.spark.sink import Sink
 
 log = logging.getLogger("herald.spark")
 

@@ -2,7 +2,7 @@
 
 :class:`Sink` hands notifications to a background thread through a bounded
 queue: the job only enqueues. The thread publishes them in order, through
-Redis (``app.bus``, the default) or through the ZeroMQ bridge's confirmed
+Redis (``app.stream.publish``, the default) or through the ZeroMQ bridge's confirmed
 path (``via="zmq"``). A publish that fails is logged, not raised; past
 ``maxsize`` waiting, new ones are dropped with a log line. :meth:`close`
 waits a bounded time for what is queued to go out.
@@ -20,8 +20,8 @@ class RedisPublisher:
     """Publishes through Redis (REDIS_URL, or make run's private one)."""
 
     def __init__(self):
-        from app.bus import Bus
-        from app.config import redis_url
+        from app.stream.publish import Bus
+        from app.settings import redis_url
         from app.redis_client import connect
         self.client = connect(redis_url())
         self.bus = Bus(self.client)

@@ -1,7 +1,7 @@
 /*
  * The Operations page's model and view.
  *
- * `herald.OpsStatus` is GET /api/ops/status (app/console.py), fetched every
+ * `herald.OpsStatus` is GET /api/ops/status (app/ops/console.py), fetched every
  * REFRESH_MS; `presenceChanged` applies a live `presence` event to it at
  * once. `herald.OpsView` draws it: a summary line (a polite live region, so
  * a worker going missing is announced), workers with their health in words

@@ -8,8 +8,8 @@ import time
 import gevent
 from engineio import packet as eio_packet
 
-from app.realtime.transport.pings import PingWheel
-from app.realtime.transport.queues import BoundedQueue, DrainingQueue
+from app.realtime.wire.pings import PingWheel
+from app.realtime.wire.queues import BoundedQueue, DrainingQueue
 
 
 class FakeWebSocket:

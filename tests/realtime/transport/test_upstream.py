@@ -2,15 +2,15 @@
 for and pins the source of every upstream function it relies on."""
 import pytest
 
-from app.realtime.transport import upstream
+from app.realtime.wire import upstream
 
 
 @pytest.mark.parametrize("name", sorted(upstream.SOURCES))
 def test_upstream_source_is_what_the_transport_was_written_against(name):
     """Fails naming the upstream function whose source changed: read the change,
-    adapt app/realtime/transport, then update its digest in upstream.SOURCES."""
+    adapt app/realtime/wire, then update its digest in upstream.SOURCES."""
     assert upstream.digest(name) == upstream.SOURCES[name], (
-        f"{name} changed upstream: review app/realtime/transport against it "
+        f"{name} changed upstream: review app/realtime/wire against it "
         "(docs/realtime.md), then update upstream.SOURCES")
 
 

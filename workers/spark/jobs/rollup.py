@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a file (spark-submit): make the project 
 from pyspark.sql import DataFrame, SparkSession, functions as F  # noqa: E402
 from pyspark.sql.types import StringType, StructField, StructType  # noqa: E402
 
-from app.spark_masters import is_local  # noqa: E402
+from app.spark.masters import is_local  # noqa: E402
 from workers.spark.notifier import SparkJobNotifier  # noqa: E402
 
 ARCHIVE_SCHEMA = StructType([StructField(name, StringType()) for name in
@@ -139,7 +139,7 @@ def _probe(archive, samples, marker):
         import socket
         import sys
         try:
-            import app.spark_masters as shipped
+            import app.spark.masters as shipped
             project = shipped.__file__
         except ImportError:
             project = None

@@ -1,0 +1,295 @@
+"""Herald's figures for Prometheus: one ``/metrics`` for the whole deployment.
+
+Each process keeps its own numbers where they arise, at no cost per
+delivery beyond an integer addition:
+
+- every web process writes a snapshot of its figures (connected clients,
+  deliveries, batch sizes, relay lag, Redis reconnects, slow-client
+  disconnects, open event streams and their deliveries) to ``herald:metrics:web:<host>:<pid>`` every few seconds,
+  with an expiry, so a process that died drops out;
+- the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
+  messages received and refused, digest emails sent and failed, Spark job
+  outcomes, webhook deliveries); the webhook queue gauges are read from the
+  queues themselves (app/webhooks/figures.py);
+- figures of one worker instance among several (each bridge's backlog,
+  every worker's heartbeat) are one sample per instance: app/ops/worker_figures.py.
+
+``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
+any of them), renders all of it in the Prometheus text format
+(prometheus-client), the web figures labelled with ``process``.
+"""
+import logging
+import os
+import socket
+import time
+
+import orjson
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.registry import CollectorRegistry
+
+from app.ops import heartbeats, worker_figures, worker_health
+from app.redis_client import UNAVAILABLE
+from app.webhooks import figures as webhook_figures
+
+log = logging.getLogger(__name__)
+
+WEB_PREFIX = "herald:metrics:web:"
+WORKERS = "herald:metrics:workers"
+SNAPSHOT_EVERY = 5   # seconds between a web process's snapshots
+SNAPSHOT_TTL = 20    # seconds a snapshot outlives its process
+BATCH_BUCKETS = (1, 2, 5, 10, 20, 50, 100)
+LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+
+# Worker figures: hash field -> (kind, help).
+WORKER_METRICS = {
+    "bridge_received": ("counter", "Messages the ZeroMQ bridge accepted."),
+    "bridge_refused": ("counter", "Messages the ZeroMQ bridge refused (bad input or backlog full)."),
+    "digest_emails_sent": ("counter", "Digest and critical emails sent."),
+    "digest_send_failures": ("counter", "SMTP attempts that failed (retried with backoff)."),
+    "spark_jobs_succeeded": ("counter", "Spark jobs that ended well."),
+    "spark_jobs_failed": ("counter", "Spark jobs that failed."),
+}
+
+
+class Histogram:
+    """Fixed buckets counted in place (cumulative only when rendered)."""
+
+    __slots__ = ("bounds", "counts", "total", "sum")
+
+    def __init__(self, bounds):
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0
+        self.sum = 0.0
+
+    def observe(self, value):
+        for index, bound in enumerate(self.bounds):
+            if value <= bound:
+                break
+        else:
+            index = len(self.bounds)
+        self.counts[index] += 1
+        self.total += 1
+        self.sum += value
+
+    def state(self):
+        return {"counts": self.counts, "sum": self.sum}
+
+
+def process_label():
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def count(client, field, amount=1):
+    """A worker adds to one of its counters (never raises: figures must not break work)."""
+    try:
+        client.hincrby(WORKERS, field, amount)
+    except UNAVAILABLE:
+        pass
+
+
+def gauge(client, field, value):
+    """A worker sets one of its gauges (never raises)."""
+    try:
+        client.hset(WORKERS, field, value)
+    except UNAVAILABLE:
+        pass
+
+
+def web_snapshot(app):
+    """This web process's figures, as plain numbers."""
+    sio = app.extensions["herald.sio"]
+    relay = app.extensions["herald.relay"]
+    return {
+        "connected_clients": len(sio.eio.sockets),
+        "deliveries": sio.deliveries,
+        "notifications_relayed": relay.delivered,
+        "redis_reconnects": relay.feed.reconnects,
+        "relay_connected": int(relay.feed.connected),
+        "slow_client_disconnects": sio.slow_disconnects,
+        "abusive_disconnects": sio.abusive_disconnects,
+        "join_timeouts": sio.join_timeouts,
+        "connections_refused": getattr(app.extensions.get("herald.server"), "refused", 0),
+        # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
+        **app.extensions["herald.admission"].figures(),
+        "sse_streams": len(app.extensions["herald.streams"]),
+        "sse_deliveries": app.extensions["herald.streams"].delivered,
+        "sse_shed": app.extensions["herald.streams"].shed,
+        "batch_size": sio.batch_sizes.state(),
+        "relay_lag": relay.lag.state(),
+        **_recent(app, sio.deliveries + app.extensions["herald.streams"].delivered, relay.lag),
+        "at": time.time(),
+    }
+
+
+RECENT_MIN = 1.0  # seconds: a window shorter than this keeps the last figures
+
+
+def _recent(app, deliveries, lag):
+    """Deliveries a second and the relay's p99 lag (a bucket's upper bound) since
+    the previous snapshot, for the operations console: totals since start hide
+    what happens now."""
+    now = time.monotonic()
+    last = app.extensions.get("herald.metrics.recent")
+    if last is not None and now - last["t"] < RECENT_MIN:
+        return last["figures"]
+    figures = {"deliveries_per_second": 0.0, "relay_lag_p99": None, "relay_lag_p99_over": False}
+    if last is not None:
+        figures["deliveries_per_second"] = round((deliveries - last["deliveries"]) / (now - last["t"]), 1)
+        counts = [a - b for a, b in zip(lag.counts, last["lag"], strict=True)]
+        total = sum(counts)
+        if total:
+            running = 0
+            for bound, count_ in zip([*lag.bounds, None], counts, strict=True):
+                running += count_
+                if running >= 0.99 * total:
+                    # Past the last bound: that bound, flagged as "more than".
+                    figures["relay_lag_p99"] = bound if bound is not None else lag.bounds[-1]
+                    figures["relay_lag_p99_over"] = bound is None
+                    break
+    app.extensions["herald.metrics.recent"] = {"t": now, "deliveries": deliveries,
+                                               "lag": list(lag.counts), "figures": figures}
+    return figures
+
+
+def save_snapshot(app):
+    client = app.extensions["herald.redis"]
+    client.set(WEB_PREFIX + process_label(), orjson.dumps(web_snapshot(app)), ex=SNAPSHOT_TTL)
+
+
+def keep_snapshots(app, running):
+    """Save this process's snapshot every SNAPSHOT_EVERY seconds while ``running()``."""
+    while running():
+        try:
+            save_snapshot(app)
+        except UNAVAILABLE:
+            pass  # Redis away: the relay reports that; try again next round
+        time.sleep(SNAPSHOT_EVERY)
+
+
+def _histogram(family, process, bounds, state):
+    cumulative, buckets = 0, []
+    for bound, count_ in zip([*map(str, bounds), "+Inf"], state["counts"], strict=True):
+        cumulative += count_
+        buckets.append((bound, cumulative))
+    family.add_metric([process], buckets, state["sum"])
+
+
+class HeraldCollector:
+    """Reads every process's figures from Redis when Prometheus scrapes."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def collect(self):
+        client = self.app.extensions["herald.redis"]
+        try:
+            save_snapshot(self.app)  # this process's figures, fresh
+            keys = sorted(client.scan_iter(WEB_PREFIX + "*", count=500))
+            snapshots = client.mget(keys) if keys else []
+            workers = client.hgetall(WORKERS)
+            faults = worker_health.faults(client)
+            beats = heartbeats.read(client)
+        except UNAVAILABLE as exc:
+            log.warning("metrics: Redis unreachable (%s); only this process's figures", exc)
+            keys = [(WEB_PREFIX + process_label()).encode()]
+            snapshots = [orjson.dumps(web_snapshot(self.app))]
+            workers, faults, beats = {}, {}, []
+        families = {
+            "connected_clients": GaugeMetricFamily(
+                "herald_connected_clients", "Socket.IO connections open now.", labels=["process"]),
+            "deliveries": CounterMetricFamily(
+                "herald_deliveries", "Notifications sent to clients (one per client).", labels=["process"]),
+            "notifications_relayed": CounterMetricFamily(
+                "herald_notifications_relayed", "Notifications the relay took from Redis.",
+                labels=["process"]),
+            "redis_reconnects": CounterMetricFamily(
+                "herald_redis_reconnects", "Times the relay lost Redis and reconnected.",
+                labels=["process"]),
+            "relay_connected": GaugeMetricFamily(
+                "herald_relay_connected", "1 while the relay follows the live channel.", labels=["process"]),
+            "slow_client_disconnects": CounterMetricFamily(
+                "herald_slow_client_disconnects", "Clients disconnected for not reading.",
+                labels=["process"]),
+            "abusive_disconnects": CounterMetricFamily(
+                "herald_abusive_disconnects",
+                "Clients disconnected for sending more messages than their budget.",
+                labels=["process"]),
+            "join_timeouts": CounterMetricFamily(
+                "herald_join_timeouts", "Connections closed for not joining the namespace in time.",
+                labels=["process"]),
+            "connections_refused": CounterMetricFamily(
+                "herald_connections_refused",
+                "Connections refused at the connection limits (in total, per address).",
+                labels=["process"]),
+            "connects_deferred": CounterMetricFamily(
+                "herald_connects_deferred",
+                "Connects refused as busy (\"retry later\"): past ADMIT_RATE, or REPLAY_QUEUE full.",
+                labels=["process"]),
+            "connects_deferred_replays": CounterMetricFamily(
+                "herald_connects_deferred_replays",
+                "Of those, the ones refused because REPLAY_QUEUE replays already waited.",
+                labels=["process"]),
+            "replays_running": GaugeMetricFamily(
+                "herald_replays_running", "Replays running now (at most REPLAY_CONCURRENCY).",
+                labels=["process"]),
+            "replays_waiting": GaugeMetricFamily(
+                "herald_replays_waiting", "Connections waiting for their replay's turn.",
+                labels=["process"]),
+            "sse_streams": GaugeMetricFamily(
+                "herald_sse_streams", "Server-Sent Events streams open now.", labels=["process"]),
+            "sse_deliveries": CounterMetricFamily(
+                "herald_sse_deliveries", "Notifications queued to event streams (one per stream).",
+                labels=["process"]),
+            "sse_shed": CounterMetricFamily(
+                "herald_sse_slow_streams_ended", "Event streams ended for falling behind.",
+                labels=["process"]),
+        }
+        batch = HistogramMetricFamily("herald_fanout_batch_size",
+                                      "Notifications fanned out together.", labels=["process"])
+        lag = HistogramMetricFamily("herald_relay_lag_seconds",
+                                    "From publish (the id's time) to the relay's fan-out.",
+                                    labels=["process"])
+        for key, raw in zip(keys, snapshots, strict=True):
+            if raw is None:
+                continue
+            process = (key.decode() if isinstance(key, bytes) else key)[len(WEB_PREFIX):]
+            snapshot = orjson.loads(raw)
+            for name, family in families.items():
+                family.add_metric([process], snapshot.get(name, 0))  # older processes lack some
+            _histogram(batch, process, BATCH_BUCKETS, snapshot["batch_size"])
+            _histogram(lag, process, LAG_BUCKETS, snapshot["relay_lag"])
+        yield from families.values()
+        yield batch
+        yield lag
+        fault_family = GaugeMetricFamily("herald_worker_fault",
+                                         "1 while a worker reports a fault (see /readyz).",
+                                         labels=["worker"])
+        for worker in sorted(faults):
+            fault_family.add_metric([worker], 1)
+        yield fault_family
+        yield from worker_figures.heartbeat_families(beats)
+        for field, (kind, text) in WORKER_METRICS.items():
+            value = float(workers.get(field.encode(), 0))
+            family = (GaugeMetricFamily if kind == "gauge" else CounterMetricFamily)(
+                f"herald_{field}", text)
+            family.add_metric([], value)
+            yield family
+        try:
+            yield worker_figures.bridge_backlog_family(client)
+        except UNAVAILABLE:
+            pass
+        try:
+            yield from webhook_figures.families(client, workers)
+        except UNAVAILABLE:
+            pass
+
+
+def registry_for(app):
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(HeraldCollector(app))
+    return registry

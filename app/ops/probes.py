@@ -1,0 +1,66 @@
+"""Operations endpoints: ``/readyz``, ``/metrics``, and the API's OpenAPI description.
+
+``/healthz`` (liveness: Redis answers) is in app/web/api/routes.py with the REST
+contract. ``/readyz`` says whether this process should get traffic: Redis
+answers and its relay is following the live channel. ``/metrics`` is the
+Prometheus text format (app/ops/metrics.py); with METRICS_TOKEN set it asks for
+``Authorization: Bearer <METRICS_TOKEN>``.
+"""
+import hmac
+import os
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from app.web import extensions
+from app.ops import heartbeats, metrics, worker_health
+from app.redis_client import UNAVAILABLE
+
+bp = Blueprint("ops", __name__)
+OPENAPI = Path(__file__).resolve().parent.parent / "web" / "api" / "openapi.json"
+
+
+@bp.get("/readyz")
+def readyz():
+    """200 when Redis answers, the relay follows ``herald:live``, no worker reports a
+    fault (the archive's disk, a digest worker's settings) and every role in
+    ``READY_REQUIRES`` has a live heartbeat; else 503 with the reason."""
+    relay = current_app.extensions.get("herald.relay")
+    try:
+        extensions.redis().ping()
+        faults = worker_health.faults(extensions.redis())
+        required = current_app.config.get("READY_REQUIRES") or ()
+        missing = heartbeats.missing_roles(heartbeats.read(extensions.redis()), required) if required else {}
+    except UNAVAILABLE as exc:
+        return jsonify(status="unavailable", reason=f"Redis: {exc}", process=os.getpid()), 503
+    if relay is None or not relay.running:
+        return jsonify(status="unavailable", reason="the relay is not running",
+                       process=os.getpid()), 503
+    if not relay.feed.connected:
+        return jsonify(status="unavailable", reason="the relay is not following herald:live yet",
+                       process=os.getpid()), 503
+    if faults:
+        reason = "; ".join(f"{worker}: {fault['detail']}" for worker, fault in sorted(faults.items()))
+        return jsonify(status="degraded", reason=reason, faults=faults, process=os.getpid()), 503
+    if missing:
+        reason = "; ".join(missing[role] for role in sorted(missing))
+        return jsonify(status="degraded", reason=reason, missing=sorted(missing), process=os.getpid()), 503
+    return jsonify(status="ok", process=os.getpid())
+
+
+@bp.get("/metrics")
+def prometheus_metrics():
+    token = current_app.config.get("METRICS_TOKEN")
+    if token:
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return jsonify(error="metrics need 'Authorization: Bearer <METRICS_TOKEN>'"), 401
+    registry = current_app.extensions.setdefault("herald.metrics", metrics.registry_for(current_app))
+    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+@bp.get("/api/openapi.json")
+def openapi():
+    """The REST API's OpenAPI 3 description (also what the fuzz tests are generated from)."""
+    return current_app.response_class(OPENAPI.read_bytes(), mimetype="application/json")

@@ -1,0 +1,109 @@
+"""``EngineIO``: python-engineio's Server with Herald's transport, for Herald's server alone.
+
+python-socketio builds its Engine.IO server from
+``socketio.Server._engineio_server_class()``; Herald's Socket.IO server
+returns this class there (app/realtime/server.py), so everything below
+applies to Herald's connections and to no other Engine.IO server in the
+process. Through python-engineio's own extension points:
+
+- ``create_queue()`` (public): every connection's outgoing queue is a
+  :class:`~.queues.BoundedQueue` of ``max_queue`` packets; past it,
+  ``on_overflow(socket)`` is called (the Socket.IO layer cuts the client
+  off) instead of the queue growing;
+- the server's own driver table ``_async`` (a copy; python-engineio shares
+  one module-wide table between all its servers): its ``websocket`` entry
+  is :class:`~.websocket.LeanWebSocket`;
+- ``start_background_task()`` (public): the ping greenlet python-engineio
+  starts for every connection after every pong (``Socket._send_ping``, a
+  greenlet that sleeps 25 s) is scheduled on one :class:`~.pings.PingWheel`
+  per server instead;
+- ``handle_request()`` (public): a long-polling POST larger than
+  ``max_http_buffer_size`` is answered 413 after its body has been read off
+  (up to a bound), and its session closed without waiting; python-engineio
+  closed the session waiting for its queue to be written, which with no GET
+  waiting never happens: the client got no answer at all.
+"""
+import urllib.parse
+
+import engineio
+from engineio import socket as eio_socket
+
+from app.realtime.wire.pings import PingWheel
+from app.realtime.wire.queues import BoundedQueue
+from app.realtime.wire.websocket import LeanWebSocket
+
+_SEND_PING = eio_socket.Socket._send_ping
+DRAIN_MAX = 8 << 20  # bytes of an oversized POST body read off before answering
+
+
+def _websocket_driver(handler, server):
+    """The driver table's ``websocket`` entry; the WSGI call is handed out as a
+    bound method, which Python 3.11 runs without a C level on the reader's
+    stack (a callable object would add one)."""
+    return LeanWebSocket(handler, server).__call__
+
+
+class EngineIO(engineio.Server):
+    """See the module. ``max_queue``: packets that may wait for one client."""
+
+    max_queue = 1000
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lean = self.async_mode == "gevent"  # else built for the CLI or tests, not served
+        if self.lean:
+            self._async = dict(self._async, websocket=_websocket_driver)
+        self.pings = PingWheel()
+        self.refused_packets = 0  # malformed Engine.IO packets (counted by websocket.serve)
+        self.on_overflow = None   # set by the Socket.IO server: called with the socket
+
+    def create_queue(self, *args, **kwargs):
+        if not self.lean:
+            return super().create_queue(*args, **kwargs)
+        return BoundedQueue(self.max_queue, self.overflow)
+
+    def overflow(self, queue):
+        """A connection's queue is full: find its socket and report it (rare, so a scan)."""
+        for socket in list(self.sockets.values()):
+            if socket.queue is queue:
+                if self.on_overflow is not None:
+                    self.on_overflow(socket)
+                else:
+                    queue.clear()
+                return
+
+    def handle_request(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") == "POST":
+            try:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if length > self.max_http_buffer_size:
+                return self._too_large(environ, start_response, length)
+        return super().handle_request(environ, start_response)
+
+    def _too_large(self, environ, start_response, length):
+        body = environ["wsgi.input"]
+        left = min(length, DRAIN_MAX)
+        while left > 0:
+            chunk = body.read(min(left, 65536))
+            if not chunk:
+                break
+            left -= len(chunk)
+        sid = urllib.parse.parse_qs(environ.get("QUERY_STRING", "")).get("sid", [None])[0]
+        socket = self.sockets.get(sid)
+        if socket is not None:
+            # Not disconnect(sid): it waits for the queue to be written, which on a
+            # long-polling connection with no GET waiting never happens (a hang).
+            socket.close(wait=False, abort=True)
+        message = f"payload of {length} bytes refused (at most {self.max_http_buffer_size})"
+        start_response("413 Payload Too Large",
+                       [("Content-Type", "text/plain"), ("Connection", "close")]
+                       + self._cors_headers(environ))
+        return [message.encode()]
+
+    def start_background_task(self, target, *args, **kwargs):
+        if self.lean and getattr(target, "__func__", None) is _SEND_PING:
+            self.pings.schedule(target.__self__)
+            return None
+        return super().start_background_task(target, *args, **kwargs)

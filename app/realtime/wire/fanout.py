@@ -1,0 +1,102 @@
+"""Fan-out: one notification (or a batch) to every connection that should have it.
+
+A notification arrives from Redis already encoded as JSON (relay.py). Its
+websocket frame is built once (frames.py) and written straight from the
+fan-out loop to every recipient whose connection is idle (nothing queued,
+nothing being written): one non-blocking ``send`` each, through the
+connection's LeanWriter (transport/writer.py), no greenlet woken, no JSON
+work per client. Only when a client is busy does the notification go through
+its Engine.IO queue, and there it joins the packet that waits at the end of
+the queue: one ``notifications`` frame instead of many, so a busy client
+costs fewer frames and system calls, and an idle one gets each notification
+at once, alone, as ``notification``.
+
+What the relay hands on together (a batch) is fanned out together: an idle
+client gets one frame with all of the batch's notifications that are for it,
+and that frame is built once for every client that gets the same ones.
+"""
+from app.realtime.wire.frames import notifications_frame
+from app.realtime.wire import NotificationPacket
+
+MERGE_MAX = 50  # notifications one frame may carry
+
+
+class FanOut:
+    """Mixed into HeraldServer: the fan-out loop, and merging for busy clients."""
+
+    def fan_out(self, namespace, rooms, text, skip=None):
+        """Send one notification (``text``: its JSON) to every connection in ``rooms``,
+        once each, except the sids in ``skip``."""
+        frame = None
+        sent = 0
+        for sid, eio_sid in self.manager.get_participants(namespace, rooms):
+            if skip and sid in skip:
+                continue
+            socket = self.eio.sockets.get(eio_sid)
+            if socket is None or socket.closing or socket.closed:
+                continue
+            sent += 1
+            writer = getattr(socket, "lean_writer", None)
+            if writer is not None and not writer.busy and not socket.queue.qsize():
+                if frame is None:
+                    frame = notifications_frame(namespace, [text])
+                writer.write_now(frame)
+            else:
+                self.send_notification(namespace, eio_sid, text, socket)
+        self.deliveries += sent
+
+    def fan_out_many(self, namespace, batch):
+        """:meth:`fan_out` for a batch of ``(rooms, text, skip)`` in order."""
+        self.batch_sizes.observe(len(batch))
+        if len(batch) == 1:
+            self.fan_out(namespace, *batch[0])
+            return
+        wanted = {}  # eio sid -> indexes into batch, in order
+        for index, (rooms, _text, skip) in enumerate(batch):
+            for sid, eio_sid in self.manager.get_participants(namespace, rooms):
+                if skip and sid in skip:
+                    continue
+                indexes = wanted.get(eio_sid)
+                if indexes is None:
+                    wanted[eio_sid] = [index]
+                else:
+                    indexes.append(index)
+        frames = {}
+        for eio_sid, indexes in wanted.items():
+            socket = self.eio.sockets.get(eio_sid)
+            if socket is None or socket.closing or socket.closed:
+                continue
+            self.deliveries += len(indexes)
+            writer = getattr(socket, "lean_writer", None)
+            if writer is not None and not writer.busy and not socket.queue.qsize():
+                key = tuple(indexes)
+                frame = frames.get(key)
+                if frame is None:
+                    frame = frames[key] = notifications_frame(namespace, [batch[i][1] for i in indexes])
+                writer.write_now(frame)
+            else:
+                for index in indexes:
+                    self.send_notification(namespace, eio_sid, batch[index][1], socket)
+
+    def send_notification(self, namespace, eio_sid, text, socket=None):
+        """Queue one notification for a client, merged into the packet waiting for it if any.
+
+        Counted in notifications (to within one frame's MERGE_MAX), a client
+        with ``max_queue`` waiting is too slow to keep: it is shed.
+        """
+        if socket is None:
+            socket = self.eio.sockets.get(eio_sid)
+            if socket is None or socket.closing or socket.closed:
+                return
+        queue = socket.queue
+        last = self.waiting.get(eio_sid)
+        if (last is not None and not last.taken and len(last.items) < MERGE_MAX
+                and queue.last() is last):
+            last.add(text)
+            return
+        if queue.qsize() * MERGE_MAX >= self.max_queue:
+            self.shed(socket)
+            return
+        packet = NotificationPacket(namespace, text)
+        self.waiting[eio_sid] = packet
+        queue.put(packet)  # what Socket.send does, less its per-packet logging call

@@ -1,0 +1,99 @@
+"""``WebSocketHandler``: gevent-websocket's handler, as Herald's server needs it.
+
+Used as pywsgi's ``handler_class`` (wsgi.py). For every request it reads
+through a 512-byte buffer instead of 8 KiB: the buffer lives as long as the
+connection, though a websocket only uses it for its upgrade request. Once a
+request has become a websocket:
+
+- its parsed request headers are let go (an ``email.message.Message`` of
+  ~1 KiB kept for the connection's life otherwise; the environ has them all);
+- its TCP socket gets a send/receive timeout (``WEBSOCKET_TIMEOUT``): healthy
+  clients answer pings every 25 s, so a timeout well above that only fires
+  on a peer that stopped reading or vanished;
+- writes go through a :class:`~.writer.LeanWriter` (the websocket's
+  ``raw_write`` is its ``write``; websocket.py finds it there for the fan-out
+  loop), reads straight from the socket
+  (:func:`~.reader.exact_reader`), for both frame headers and payloads.
+"""
+import re
+import socket
+import types
+
+from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
+
+from app.realtime.wire.reader import exact_reader
+from app.realtime.wire.writer import LeanWriter
+
+READ_BUFFER = 512
+# A credential in a query string (a stream token: EventSource cannot send
+# headers) is never written to the access log.
+SECRET_QUERY = re.compile(r"([?&]token=)[^&\s]*")
+
+
+class WebSocketHandler(_WebSocketHandler):
+    """See the module. ``timeout``: seconds a websocket may make no progress;
+    ``request_timeout``: seconds for each read or write before that (a request
+    sent by halves, a connection that sends nothing, is closed then)."""
+
+    timeout = 60
+    request_timeout = 10
+
+    def handle(self):
+        self.socket.settimeout(self.request_timeout)
+        # pywsgi writes a response's headers and body in two sends; with Nagle's
+        # algorithm the second waits for the client's delayed ACK: 40 ms on every
+        # keep-alive request (a publish took 48 ms instead of 5).
+        try:
+            self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass  # not TCP (a unix socket): nothing to do
+        super().handle()
+
+    def __init__(self, sock, address, server, rfile=None):
+        super().__init__(sock, address, server, rfile or sock.makefile("rb", READ_BUFFER))
+
+    def upgrade_connection(self):
+        refusal = super().upgrade_connection()
+        websocket = self.environ.get("wsgi.websocket")
+        if websocket is not None and refusal is None:
+            self.socket.settimeout(self.timeout)
+            # Kept only through raw_write (bound to it): one more attribute on this
+            # handler would grow its __dict__ past a resize, ~1 KiB per connection.
+            websocket.raw_write = LeanWriter(self.socket).write
+            # Headers are read through the stream, payloads through raw_read: both
+            # from the socket, or bytes buffered by one would be missed by the other.
+            websocket.stream.read = websocket.raw_read = exact_reader(self.socket)
+        return refusal
+
+    def log_request(self):
+        """Write the access log's line to the server's log (``ACCESS_LOG=1``: the
+        ``herald.access`` logger, wsgi.py), as pywsgi does; gevent-websocket's
+        own ``log_request`` writes to a logger of its own instead, which Herald
+        keeps quiet (app/ops/logs.py), so that ACCESS_LOG had no effect."""
+        if "101" not in str(self.status):  # an upgrade to websocket: not a request done
+            self.server.log.write(self.format_request())
+
+    def format_request(self):
+        """The access log's line (ACCESS_LOG=1), with any ``token=`` value redacted."""
+        return SECRET_QUERY.sub(r"\1[redacted]", super().format_request())
+
+    def get_environ(self):
+        environ = super().get_environ()
+        if environ.get("HTTP_UPGRADE", "").lower() == "websocket":
+            self.headers = None
+        return environ
+
+
+def handler_class(timeout, request_timeout=10):
+    """The handler class for pywsgi: ``timeout`` for websockets, ``request_timeout``
+    for everything before (seconds)."""
+    return type("WebSocketHandler", (WebSocketHandler,),
+                {"timeout": timeout, "request_timeout": request_timeout})
+
+
+def bound_call(app):
+    """``app``'s ``__call__`` as a bound method when ``app`` is an instance of a
+    Python class (Python 3.11 calls it without a C level in between, which
+    would stay on every websocket reader's saved stack), else ``app`` itself."""
+    call = getattr(type(app), "__call__", None)
+    return app.__call__ if isinstance(call, types.FunctionType) else app

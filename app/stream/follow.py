@@ -1,0 +1,163 @@
+"""Following ``herald:live`` without missing anything, for the relay and the ZeroMQ bridge.
+
+A :class:`LiveFeed` keeps ``position``, the stream id of the last
+notification it handed on. Before its first subscription it reads the
+stream's newest id; after every (re)subscription it first hands on whatever
+the stream holds past ``position`` (published while it was away); a live
+message whose id is not past ``position`` was handed on already and is
+dropped. When Redis goes away it retries with capped exponential backoff,
+logging one line per change of state rather than one per attempt.
+
+Batching adapts to load: after each wait, whatever else has already arrived
+(up to BATCH_MAX) is taken at once and handed on together to
+``deliver_many``, when given. An idle feed hands on each notification the
+moment it arrives, alone; a busy one, whole batches, so that the relay
+writes one frame per client per batch rather than one per notification.
+
+It runs in a thread or, monkey-patched, in a greenlet: it only needs
+``time.sleep`` and blocking sockets.
+"""
+import logging
+import time
+
+import orjson
+
+from app.stream import history
+from app.stream.publish import CONTROL, LIVE, STREAM
+from app.stream.envelope import id_key, with_id
+from app.redis_client import UNAVAILABLE, connect
+
+POLL_SECONDS = 1.0
+BACKOFF_FIRST = 0.1
+BACKOFF_MAX = 2.0
+CATCH_UP_CHUNK = 500
+BATCH_MAX = 100
+_LIVE, _CONTROL = LIVE.encode(), CONTROL.encode()
+
+
+class LiveFeed:
+    """Calls ``deliver(envelope, raw)`` once per notification, in id order, missing none.
+
+    ``raw`` is the envelope's JSON (bytes, ``id`` first). With
+    ``deliver_many``, that is called instead with lists of such
+    ``(envelope, raw)`` pairs (see the module's docstring). ``control``, if
+    given, is called with each decoded ``herald:control`` message, in order
+    with the notifications around it.
+    """
+
+    def __init__(self, client, redis_url, deliver, control=None, name="feed", deliver_many=None):
+        self.client = client  # for stream reads (with timeouts)
+        # No read timeout here: an idle channel is normal; health checks find dead links.
+        self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
+        self.deliver = deliver
+        self.deliver_many = deliver_many
+        self.control = control
+        self.log = logging.getLogger(f"herald.{name}")
+        self.position = None
+        self.position_key = (0, 0)
+        self.connected = False
+        self.reconnects = 0
+
+    def run(self, running):
+        """Follow the feed while ``running()`` is true."""
+        backoff = BACKOFF_FIRST
+        channels = [LIVE, CONTROL] if self.control else [LIVE]
+        while running():
+            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
+            try:
+                if self.position is None:
+                    self.advance(history.newest_id(self.client))
+                pubsub.subscribe(*channels)
+                self.catch_up()
+                self._set_connected(True)
+                backoff = BACKOFF_FIRST
+                while running():
+                    message = pubsub.get_message(timeout=POLL_SECONDS)
+                    if message is not None:
+                        self.handle_all(self._arrived(pubsub, message))
+            except UNAVAILABLE as exc:
+                self._set_connected(False, exc)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX)
+            except Exception:  # a bug must not end the feed: log it and go on
+                self.log.exception("unexpected error; resubscribing")
+                time.sleep(backoff)
+            finally:
+                try:
+                    pubsub.close()
+                except Exception:  # closing a dead connection may fail; nothing to do
+                    pass
+
+    def _set_connected(self, connected, error=None):
+        if connected != self.connected:
+            self.connected = connected
+            if connected:
+                self.log.info("following %s from %s", LIVE, self.position)
+            else:
+                self.reconnects += 1
+                self.log.warning("lost Redis (%s); retrying with backoff", error)
+
+    @staticmethod
+    def _arrived(pubsub, first):
+        """``first`` and what else has arrived already, without waiting (at most BATCH_MAX)."""
+        messages = [(first["channel"], first["data"])]
+        while len(messages) < BATCH_MAX:
+            message = pubsub.get_message(timeout=0)
+            if message is None:
+                break
+            messages.append((message["channel"], message["data"]))
+        return messages
+
+    def catch_up(self):
+        """Hand on what the stream holds past ``position``."""
+        caught = 0
+        while True:
+            entries = self.client.xrange(STREAM, min=f"({self.position}", max="+",
+                                         count=CATCH_UP_CHUNK)
+            pairs = []
+            for entry_id, fields in entries:
+                raw = with_id(fields[b"envelope"], entry_id)
+                pairs.append((orjson.loads(raw), raw))
+            for start in range(0, len(pairs), BATCH_MAX):
+                self._hand_on(pairs[start:start + BATCH_MAX])
+            caught += len(entries)
+            if len(entries) < CATCH_UP_CHUNK:
+                break
+        if caught:
+            self.log.info("caught up %d notifications from the stream", caught)
+
+    def handle(self, channel, data):
+        """One pub/sub message (bytes channel, bytes data)."""
+        self.handle_all([(channel, data)])
+
+    def handle_all(self, messages):
+        """Pub/sub messages, in order: notifications past ``position`` are handed
+        on in one batch, split only where a control message comes between."""
+        batch, newest = [], self.position_key
+        for channel, data in messages:
+            if channel == _LIVE:
+                envelope = orjson.loads(data)
+                key = id_key(envelope["id"])
+                if key > newest:
+                    batch.append((envelope, data))
+                    newest = key
+            elif channel == _CONTROL and self.control:
+                if batch:
+                    self._hand_on(batch)
+                    batch = []
+                self.control(orjson.loads(data))
+        if batch:
+            self._hand_on(batch)
+
+    def _hand_on(self, pairs):
+        if self.deliver_many is not None:
+            self.deliver_many(pairs)
+            self.advance(pairs[-1][0]["id"])
+            return
+        for envelope, raw in pairs:
+            self.deliver(envelope, raw)
+            self.advance(envelope["id"])
+
+    def advance(self, entry_id):
+        self.position = entry_id
+        self.position_key = id_key(entry_id)

@@ -1,0 +1,248 @@
+"""Reading notification history from ``herald:stream``.
+
+A user's feed is what they may see: notifications private to them, and
+public ones whose topic matches one of their subscriptions. Filtering uses
+the stream entries' ``topic`` and ``user`` fields, so only the entries that
+pass are decoded.
+
+Reads report a *cursor*: the id of the last stream entry examined, visible or
+not. A client that resumes from the cursor misses nothing and re-reads nothing.
+What a read keeps besides visibility (filters, search) is feed_filter.Filter.
+"""
+import orjson
+import redis
+
+from app.stream.publish import EPOCH, STREAM
+from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
+from app.stream.envelope import WILDCARD, id_key, visible_to, with_id
+
+SCAN_CHUNK = 500
+LAST_ID = (2**64 - 1, 2**64 - 1)  # the greatest stream id: nothing comes after it
+
+
+def _envelope(entry_id, fields):
+    return orjson.loads(with_id(fields[b"envelope"], entry_id))
+
+
+def _visible(fields, user, subscriptions):
+    owner = fields.get(b"user", b"").decode()
+    return visible_to(user, subscriptions, fields[b"topic"].decode(), owner)
+
+
+SCAN_FIRST = 200   # entries in a scan's first read (a page of the feed needs no more, mostly)
+SCAN_MOST = 5000   # the largest read: a long scan makes few round trips
+
+
+def _read(client, command, first, last, count):
+    """XRANGE or XREVRANGE as Redis answers it: ``[[id, [field, value, ...]], ...]``.
+
+    The command name goes as bytes, so redis-py leaves the reply as its parser
+    made it instead of building a tuple and a dict per entry, a third of a long
+    scan's time.
+    """
+    return client.execute_command(command, STREAM, first, last, "COUNT", count)
+
+
+class _Reads:
+    """The reads of one scan, from ``bound`` on (exclusive after the first read).
+
+    The first read is a plain command: most pages need no more. A long scan
+    asks for its next read early (:meth:`ask_early`), on a connection of its
+    own, before it looks at the read in hand, so that Redis prepares the next
+    one meanwhile; :meth:`close` drops that connection when the scan ends with
+    a read still coming (cheaper than reading it).
+    """
+
+    def __init__(self, client, command, bound):
+        self.client, self.command, self.bound = client, command, bound
+        self.far = "+" if command == b"XRANGE" else "-"
+        self.connection, self.pending = None, None
+
+    def _send(self, count):
+        if self.connection is None:
+            self.connection = self.client.connection_pool.get_connection()
+        self.connection.send_command(self.command, STREAM, self.bound, self.far, "COUNT", count)
+
+    def read(self, count):
+        """``(entries, count asked for)`` of the next read: the one asked for early, or
+        one of ``count`` entries."""
+        if self.pending is not None:
+            entries, count = self.connection.read_response(), self.pending
+            self.pending = None
+        elif self.connection is None:
+            entries = _read(self.client, self.command, self.bound, self.far, count)
+        else:
+            self._send(count)
+            entries = self.connection.read_response()
+        if entries:
+            self.bound = b"(" + entries[-1][0]
+        return entries, count
+
+    def ask_early(self, count):
+        """Ask for the next read, of ``count`` entries, now."""
+        self._send(count)
+        self.pending = count
+
+    def close(self, failed=False):
+        if self.connection is not None:
+            if failed or self.pending is not None:
+                self.connection.disconnect()
+            self.client.connection_pool.release(self.connection)
+            self.connection = None
+
+
+def _fields(fields):
+    """(topic, owner, envelope JSON) of a raw entry: bytes, owner b"" when public."""
+    if len(fields) == 6 and fields[0] == b"topic" and fields[4] == b"envelope":
+        return fields[1], fields[3], fields[5]  # as bus.py writes them
+    named = dict(zip(fields[::2], fields[1::2]))
+    return named[b"topic"], named.get(b"user", b""), named[b"envelope"]
+
+
+def _next_count(asked, found, examined, limit):
+    """How many entries the next read asks for: what the rest of the page should take at
+    the rate entries passed so far (and half again), or four times the last read while
+    none has passed; from SCAN_FIRST to SCAN_MOST."""
+    if not found:
+        return min(asked * 4, SCAN_MOST)
+    wanted = (limit - found) * examined / found * 1.5
+    return int(min(max(wanted, SCAN_FIRST), SCAN_MOST))
+
+
+def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHING):
+    """Read the stream with ``command`` (XRANGE: forward, XREVRANGE: back) from
+    ``bound`` until ``limit`` entries that ``user`` may see pass ``wanted``.
+
+    Returns (found, cursor, more): ``cursor`` is the last entry examined,
+    ``more`` whether the scan stopped before the end of the stream.
+    """
+    me = user.encode()
+    everything = WILDCARD in subscriptions
+    exact = frozenset(p.encode() for p in subscriptions if p != WILDCARD)
+    under = tuple(p + b"." for p in exact)
+    keep = wanted.keep
+    found, cursor, examined = [], None, 0
+    reads = _Reads(client, command, bound)
+    count = min(max(2 * limit, SCAN_FIRST), SCAN_MOST)
+    try:
+        while True:
+            entries, asked = reads.read(count)
+            # Ask for the next read before looking at this one, unless this one will
+            # likely fill the page (at twice the rate at which entries passed so far).
+            early = len(entries) == asked and examined \
+                and len(found) + 2 * len(entries) * len(found) / examined < limit
+            if early:
+                reads.ask_early(min(asked * 4, SCAN_MOST))
+            examined += len(entries)
+            # A search looks at the whole read at once, then at the entries it may match.
+            chosen = wanted.candidates([f[5] if len(f) == 6 and f[4] == b"envelope"
+                                        else _fields(f)[2] for _, f in entries])
+            for index in range(len(entries)) if chosen is None else chosen:
+                entry_id, fields = entries[index]
+                topic, owner, raw = _fields(fields)
+                if owner:
+                    if owner != me:
+                        continue
+                elif not (everything or topic in exact or topic.startswith(under)):
+                    continue
+                envelope = keep(entry_id, topic, raw, chosen is not None)
+                if envelope is not None:
+                    found.append(envelope)
+                    if len(found) == limit:
+                        more = index < len(entries) - 1 or len(entries) == asked
+                        return found, entry_id.decode(), more
+            if entries:
+                cursor = entries[-1][0].decode()
+            if len(entries) < asked:
+                return found, cursor, False
+            count = _next_count(asked, len(found), examined, limit)
+    except BaseException:
+        reads.close(failed=True)
+        raise
+    finally:
+        reads.close()
+
+
+def feed_after(client, user, subscriptions, after, limit, wanted=EVERYTHING):
+    """Up to ``limit`` of the user's notifications with id > ``after``, in id order.
+
+    Returns (notifications, cursor); the cursor is ``after`` when nothing newer exists.
+    """
+    if id_key(after) >= LAST_ID:  # nothing can follow; Redis refuses "(" past the end
+        return [], after
+    found, cursor, _more = _collect(client, b"XRANGE", user, subscriptions, f"({after}", limit,
+                                    wanted)
+    return found, cursor or after
+
+
+def feed_latest(client, user, subscriptions, limit, wanted=EVERYTHING, before=None):
+    """The user's ``limit`` newest notifications (older than ``before``, if given),
+    oldest first; the stream's newest id; and where to read on for older ones
+    (``before`` of the next page; None when the start of history was reached)."""
+    newest = client.xrevrange(STREAM, count=1)
+    if not newest:
+        return [], None, None
+    end = newest[0][0].decode()
+    if before is not None and id_key(before) <= (0, 0):  # nothing precedes it
+        return [], end, None
+    found, cursor, more = _collect(client, b"XREVRANGE", user, subscriptions,
+                                   f"({before}" if before else end, limit, wanted)
+    found.reverse()
+    return found, end, cursor if more else None
+
+
+def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK):
+    """Yield (visible notifications, cursor) chunk by chunk from ``after`` to the stream's end."""
+    if id_key(after) >= LAST_ID:
+        return
+    start = f"({after}"
+    while True:
+        entries = client.xrange(STREAM, min=start, max="+", count=chunk)
+        if not entries:
+            return
+        visible = [_envelope(entry_id, fields) for entry_id, fields in entries
+                   if _visible(fields, user, subscriptions)]
+        cursor = entries[-1][0].decode()
+        yield visible, cursor
+        if len(entries) < chunk:
+            return
+        start = f"({cursor}"
+
+
+def one(client, user, subscriptions, entry_id):
+    """The envelope of ``entry_id`` when it is in history and ``user`` may see it, else None."""
+    entries = client.xrange(STREAM, min=entry_id, max=entry_id, count=1)
+    if not entries or not _visible(entries[0][1], user, subscriptions):
+        return None
+    return _envelope(*entries[0])
+
+
+def newest_id(client):
+    """The id of the newest entry in the stream, or "0-0" when it is empty."""
+    newest = client.xrevrange(STREAM, count=1)
+    return newest[0][0].decode() if newest else "0-0"
+
+
+def missed_history(client, last_id):
+    """True when notifications after ``last_id`` may have been trimmed away (or lost).
+
+    Trimming removes the oldest entries, so that is the case when ``last_id``
+    is older than the first retained entry and something was ever removed;
+    and when ``last_id`` is newer than anything the stream ever generated
+    (Redis lost its data), the client's picture cannot be repaired by replay.
+    So too when ``last_id`` is older than the stream's epoch (its first entry
+    ever, see app/stream/publish.py): it comes from a stream deleted or replaced since.
+    """
+    try:
+        info = client.xinfo_stream(STREAM)
+    except redis.ResponseError:  # no such key: nothing was ever published
+        return id_key(last_id) > (0, 0)
+    if id_key(last_id) > id_key(info["last-generated-id"]):
+        return True
+    epoch = client.get(EPOCH)
+    if epoch and (0, 0) < id_key(last_id) < id_key(epoch.decode()):
+        return True
+    first = info.get("first-entry")
+    if not first:
+        return info["entries-added"] > 0 and id_key(last_id) < id_key(info["last-generated-id"])
+    return info["entries-added"] > info["length"] and id_key(last_id) < id_key(first[0])

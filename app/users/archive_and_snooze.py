@@ -1,0 +1,179 @@
+"""What a user did with a notification besides reading it: archived it, or snoozed it.
+
+Both are the user's, shared by all their tabs and kept in Redis:
+
+- ``herald:archived:<user>``: archived ids (zero-padded, scored by when);
+  an archived notification leaves the feed and is kept under "Archived";
+- ``herald:snoozed:<user>``: snoozed ids, scored by the time (ms) they come
+  back; ``herald:snoozes`` holds the same as ``user<TAB>id`` for everyone,
+  which every web process's waker watches (:func:`wake_due`): at that time
+  the notification comes back, unread, in every tab, even after a restart.
+
+Each change is announced on ``herald:control``; every web process passes it
+to the user's connections as a ``state`` event, ``{"archived": [...],
+"unarchived": [...], "snoozed": {id: until_ms}, "unsnoozed": [...]}`` (only
+the keys that changed).
+"""
+import logging
+import time
+
+import orjson
+
+from app.users import read_state
+from app.stream.publish import CONTROL
+from app.stream.envelope import EnvelopeError, check_stream_id
+from app.users.read_state import pad, unpad
+from app.redis_client import UNAVAILABLE
+
+log = logging.getLogger(__name__)
+
+SNOOZES = "herald:snoozes"
+MAX_KEPT = 10_000  # archived ids kept per user (the oldest go first)
+MAX_SNOOZE_DAYS = 366
+WAKE_EVERY = 1.0  # seconds between a web process's looks for snoozes that are due
+
+
+class StateError(ValueError):
+    """A malformed archive or snooze request; ``field`` names the field (``archive[2]``,
+    ``snooze.until``), ``str(e)`` explains."""
+
+    def __init__(self, field, rule):
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+
+    @classmethod
+    def of(cls, exc):
+        """The StateError for an EnvelopeError about one id."""
+        return cls(exc.field, exc.rule)
+
+
+def _archived(user):
+    return f"herald:archived:{user}"
+
+
+def _snoozed(user):
+    return f"herald:snoozed:{user}"
+
+
+def _announce(pipe, user, change):
+    pipe.publish(CONTROL, orjson.dumps({"user": user, "state": change}))
+
+
+def check_ids(ids, field="ids", most=500):
+    if not isinstance(ids, list) or not 1 <= len(ids) <= most:
+        raise StateError(field, f"must be a list of 1-{most} notification ids")
+    try:
+        for index, entry_id in enumerate(ids):
+            check_stream_id(entry_id, f"{field}[{index}]")
+    except EnvelopeError as exc:
+        raise StateError.of(exc) from None
+    return list(dict.fromkeys(ids))
+
+
+def get(client, user):
+    """``{"archived": [ids], "snoozed": {id: until_ms}}``, ids in id order."""
+    archived = [unpad(m) for m in client.zrange(_archived(user), 0, -1)]
+    snoozed = {unpad(m): int(until) for m, until in
+               client.zrange(_snoozed(user), 0, -1, withscores=True)}
+    return {"archived": archived, "snoozed": snoozed}
+
+
+def hidden(client, user, now_ms=None):
+    """The ids kept out of ``user``'s feed now: archived, or snoozed until later."""
+    now_ms = now_ms or int(time.time() * 1000)
+    with client.pipeline(transaction=False) as pipe:
+        pipe.zrange(_archived(user), 0, -1)
+        pipe.zrangebyscore(_snoozed(user), f"({now_ms}", "+inf")
+        archived, snoozed = pipe.execute()
+    return {unpad(m) for m in archived}, {unpad(m) for m in snoozed}
+
+
+def archive(client, user, ids, archived=True):
+    """Archive (or with ``archived=False`` bring back) ``ids``; returns the change."""
+    ids = check_ids(ids, "archive" if archived else "unarchive")
+    now = int(time.time() * 1000)
+    with client.pipeline() as pipe:
+        if archived:
+            pipe.zadd(_archived(user), {pad(i): now for i in ids})
+            pipe.zremrangebyrank(_archived(user), 0, -MAX_KEPT - 1)
+            change = {"archived": ids}
+        else:
+            pipe.zrem(_archived(user), *[pad(i) for i in ids])
+            change = {"unarchived": ids}
+        _announce(pipe, user, change)
+        pipe.execute()
+    return change
+
+
+def parse_until(value, now_ms=None, field="snooze.until"):
+    """A snooze's end: milliseconds since the epoch, in the future, within a year."""
+    now_ms = now_ms or int(time.time() * 1000)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise StateError(field, "must be a time in milliseconds since 1970 (UTC)")
+    if not now_ms < value <= now_ms + MAX_SNOOZE_DAYS * 86_400_000:
+        raise StateError(field, f"must be in the future, at most {MAX_SNOOZE_DAYS} days ahead")
+    return value
+
+
+def snooze(client, user, entry_id, until_ms):
+    """Hide ``entry_id`` from ``user``'s feed until ``until_ms``; returns the change."""
+    try:
+        check_stream_id(entry_id, "snooze.id")
+    except EnvelopeError as exc:
+        raise StateError.of(exc) from None
+    until_ms = parse_until(until_ms)
+    change = {"snoozed": {entry_id: until_ms}}
+    with client.pipeline() as pipe:
+        pipe.zadd(_snoozed(user), {pad(entry_id): until_ms})
+        pipe.zadd(SNOOZES, {f"{user}\t{entry_id}": until_ms})
+        _announce(pipe, user, change)
+        pipe.execute()
+    return change
+
+
+def unsnooze(client, user, entry_id):
+    """Bring a snoozed notification back now (it stays as read or unread as it was)."""
+    try:
+        check_stream_id(entry_id, "unsnooze")
+    except EnvelopeError as exc:
+        raise StateError.of(exc) from None
+    change = {"unsnoozed": [entry_id]}
+    with client.pipeline() as pipe:
+        pipe.zrem(_snoozed(user), pad(entry_id))
+        pipe.zrem(SNOOZES, f"{user}\t{entry_id}")
+        _announce(pipe, user, change)
+        pipe.execute()
+    return change
+
+
+def wake_due(client, now_ms=None, most=100):
+    """Bring back the snoozes that are due, as unread; returns ``[(user, id)]`` woken.
+
+    Every web process runs this; ``ZREM`` decides which one wakes each snooze
+    (only one removes it), so each comes back once.
+    """
+    now_ms = now_ms or int(time.time() * 1000)
+    woken = []
+    for member in client.zrangebyscore(SNOOZES, "-inf", now_ms, start=0, num=most):
+        if not client.zrem(SNOOZES, member):
+            continue  # another process took it
+        user, _, entry_id = member.decode().partition("\t")
+        with client.pipeline() as pipe:
+            pipe.zrem(_snoozed(user), pad(entry_id))
+            _announce(pipe, user, {"unsnoozed": [entry_id], "woke": [entry_id]})
+            pipe.execute()
+        read_state.apply(client, user, [], None, [entry_id])  # it comes back unread
+        woken.append((user, entry_id))
+    return woken
+
+
+def keep_waking(client, running, sleep=time.sleep):
+    """Wake due snoozes every WAKE_EVERY seconds while ``running()`` (a web process's greenlet)."""
+    while running():
+        try:
+            wake_due(client)
+        except UNAVAILABLE:
+            pass  # Redis away: the relay says so; the snoozes wait in Redis
+        except Exception:  # a bug must not end the waker
+            log.exception("waking snoozed notifications failed; trying again")
+        sleep(WAKE_EVERY)

@@ -1,0 +1,143 @@
+"""Per-user read state: which notifications a user has read, shared by all their tabs.
+
+Stored as a watermark plus exceptions: everything up to ``upto`` is read
+("mark all read"), except the ids in ``herald:unreadids:<user>`` (marked
+unread again, or come back from a snooze), and ``herald:readids:<user>``
+holds ids read one by one above it. Both are sorted sets of zero-padded ids,
+so lexical order is id order; at most MAX_IDS are kept of each. Each change
+is announced on ``herald:control``, and every web process passes it to that
+user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
+"unread": [...]}``, so every tab's unread badge follows in real time.
+"""
+import orjson
+import redis
+
+from app.stream.publish import CONTROL
+from app.stream.envelope import EnvelopeError, check_stream_id, id_key
+
+MAX_IDS = 5000
+MAX_IDS_PER_CALL = 500
+FIELDS = ("ids", "upto", "unread")
+
+
+class ReadStateError(ValueError):
+    """A malformed read-state change; the message names the field."""
+
+
+def _keys(user):
+    return f"herald:read:{user}", f"herald:readids:{user}", f"herald:unreadids:{user}"
+
+
+def pad(entry_id):
+    """A stream id as a zero-padded member: lexical order is id order."""
+    ms, seq = id_key(entry_id)
+    return f"{ms:020d}-{seq:020d}"
+
+
+def unpad(member):
+    if isinstance(member, bytes):
+        member = member.decode()
+    ms, seq = member.split("-")
+    return f"{int(ms)}-{int(seq)}"
+
+
+def _id_list(data, field):
+    values = data.get(field, [])
+    if not isinstance(values, list) or len(values) > MAX_IDS_PER_CALL:
+        raise ReadStateError(f"{field}: must be a list of at most {MAX_IDS_PER_CALL} ids")
+    try:
+        for index, entry_id in enumerate(values):
+            check_stream_id(entry_id, f"{field}[{index}]")
+    except EnvelopeError as exc:
+        raise ReadStateError(str(exc)) from None
+    return values
+
+
+def parse(data):
+    """``(ids, upto, unread)`` from ``{"ids": [...], "upto": ID, "unread": [...]}``
+    (any may be left out, not all)."""
+    if not isinstance(data, dict) or not (set(FIELDS) & set(data)):
+        raise ReadStateError('payload: must be {"ids": [id, ...]}, {"upto": id} and/or '
+                             '{"unread": [id, ...]}')
+    unknown = set(data) - set(FIELDS)
+    if unknown:
+        raise ReadStateError(f"{sorted(unknown)[0]}: is not a known field")
+    ids, unread = _id_list(data, "ids"), _id_list(data, "unread")
+    upto = data.get("upto")
+    if upto is not None:
+        try:
+            check_stream_id(upto, "upto")
+        except EnvelopeError as exc:
+            raise ReadStateError(str(exc)) from None
+    return ids, upto, unread
+
+
+def get(client, user):
+    """``{"upto": ID or None, "ids": [read ids above upto], "unread": [unread ids at or
+    below it]}``, ids in id order."""
+    upto_key, ids_key, unread_key = _keys(user)
+    upto = client.hget(upto_key, "upto")
+    return {"upto": upto.decode() if upto else None,
+            "ids": [unpad(m) for m in client.zrange(ids_key, 0, -1)],
+            "unread": [unpad(m) for m in client.zrange(unread_key, 0, -1)]}
+
+
+def is_read(state, entry_id):
+    """Whether ``entry_id`` is read in ``state`` (as :func:`get` returns it)."""
+    if entry_id in state["ids"]:
+        return True
+    return (state["upto"] is not None and id_key(entry_id) <= id_key(state["upto"])
+            and entry_id not in state["unread"])
+
+
+def mark(client, user, data):
+    """Apply a change (see :func:`parse`), announce it, and return the change applied."""
+    return apply(client, user, *parse(data))
+
+
+def apply(client, user, ids, upto, unread=()):
+    """Apply checked ``ids`` (read), ``upto`` (all read up to it) and ``unread`` in one
+    transaction, announce the change, and return it: ``{"upto", "ids", "unread"}``.
+
+    Marking all read up to ``upto`` also ends any unread exception below it.
+    An id both marked read and unread in one change ends unread.
+    """
+    upto_key, ids_key, unread_key = _keys(user)
+    unread = set(unread)
+    with client.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(upto_key)
+                current = pipe.hget(upto_key, "upto")
+                current = current.decode() if current else None
+                new_upto = current
+                if upto and (current is None or id_key(upto) > id_key(current)):
+                    new_upto = upto
+                floor = id_key(new_upto) if new_upto else (0, 0)
+                read_now = {i for i in ids if i not in unread}
+                fresh = sorted((i for i in read_now if id_key(i) > floor), key=id_key)
+                under = [i for i in read_now if id_key(i) <= floor]  # unread exceptions ending
+                again = sorted(unread, key=id_key)
+                change = {"upto": new_upto, "ids": sorted(fresh + under, key=id_key),
+                          "unread": again}
+                pipe.multi()
+                if new_upto != current:
+                    pipe.hset(upto_key, "upto", new_upto)
+                    pipe.zremrangebylex(ids_key, "-", f"[{pad(new_upto)}")
+                    pipe.zremrangebylex(unread_key, "-", f"[{pad(new_upto)}")
+                if fresh:
+                    pipe.zadd(ids_key, {pad(i): 0 for i in fresh})
+                    pipe.zremrangebyrank(ids_key, 0, -MAX_IDS - 1)
+                if read_now:
+                    pipe.zrem(unread_key, *[pad(i) for i in read_now])
+                if again:
+                    pipe.zrem(ids_key, *[pad(i) for i in again])
+                    below = [pad(i) for i in again if new_upto and id_key(i) <= id_key(new_upto)]
+                    if below:
+                        pipe.zadd(unread_key, {member: 0 for member in below})
+                        pipe.zremrangebyrank(unread_key, 0, -MAX_IDS - 1)
+                pipe.publish(CONTROL, orjson.dumps({"user": user, "read": change}))
+                pipe.execute()
+                return change
+            except redis.WatchError:
+                continue

@@ -1,0 +1,174 @@
+"""A user's feed over REST: read it (pages, filters, search), open one notification,
+archive and snooze (see app/users/archive_and_snooze.py; read state is in routes.py).
+
+``GET /api/notifications`` takes ``after`` (0: from the start of history) or
+``before`` (older than that id: the next page back), ``limit``, and filters:
+``unread=1``, ``severity=warning,error``, ``topic=<prefix>``, ``q=<text>``
+(in the title or body, any case, within the retained history), and
+``view=archived`` or ``view=snoozed`` (the feed leaves those out).
+"""
+from flask import jsonify, request
+
+from app.web import extensions
+from app.stream import history
+from app.users import preferences, read_state, subscriptions, archive_and_snooze
+from app.stream.envelope import (
+    SEVERITIES,
+    EnvelopeError,
+    check_cursor,
+    check_stream_id,
+    check_topic_prefix,
+    restrict,
+)
+from app.web.api import access, bp
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+MAX_QUERY = 200
+VIEWS = ("feed", "archived", "snoozed")
+
+
+def _limit():
+    raw = request.args.get("limit")
+    if raw is None:
+        return DEFAULT_LIMIT
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
+        raise EnvelopeError("limit", f"must be a whole number from 1 to {MAX_LIMIT}")
+    return int(raw)
+
+
+def _filter(client, user):
+    """The Filter the query string asks for; raises EnvelopeError naming the parameter."""
+    args = request.args
+    unread = args.get("unread")
+    if unread not in (None, "0", "1"):
+        raise EnvelopeError("unread", "must be 1 or 0")
+    severities = None
+    if args.get("severity"):
+        severities = set(args["severity"].split(","))
+        if not severities <= set(SEVERITIES):
+            raise EnvelopeError("severity", "must be a comma-separated list of "
+                                + ", ".join(SEVERITIES))
+    topic = args.get("topic") or None
+    if topic is not None:
+        check_topic_prefix(topic)
+    text = args.get("q") or None
+    if text is not None and (len(text) > MAX_QUERY or not text.strip()):
+        raise EnvelopeError("q", f"must be 1-{MAX_QUERY} characters")
+    view = args.get("view", "feed")
+    if view not in VIEWS:
+        raise EnvelopeError("view", "must be one of " + ", ".join(VIEWS))
+    archived, snoozed = archive_and_snooze.hidden(client, user)
+    hidden, only = (archived | snoozed, None) if view == "feed" else \
+        ((), archived if view == "archived" else snoozed)
+    return history.Filter(unread=read_state.get(client, user) if unread == "1" else None,
+                          severities=severities, topic=topic, text=text and text.strip(),
+                          hidden=hidden, only=only)
+
+
+@bp.get("/api/notifications")
+@access.users()
+def list_notifications(who):
+    """The caller's feed in id order: after ``after`` if given (0: from the start of
+    history), else the newest ``limit`` (older than ``before``, if given). A
+    host-app token limited to some topic prefixes reads only those (and what is
+    private to its user).
+
+    Also ``last_id``: the stream id this read reached (None for an empty
+    history), and ``next_before``: where the next page back starts (None at
+    the start of history).
+    """
+    client = extensions.redis()
+    try:
+        limit = _limit()
+        after, before = request.args.get("after"), request.args.get("before")
+        if after is not None and before is not None:
+            raise EnvelopeError("before", "cannot be given with after")
+        if after is not None:
+            after = check_cursor(after, "after")
+        if before is not None:
+            check_stream_id(before, "before")
+        wanted = _filter(client, who.name)
+    except EnvelopeError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400
+    topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
+    next_before = None
+    if after is None:
+        found, cursor, next_before = history.feed_latest(client, who.name, topics, limit,
+                                                         wanted, before)
+    else:
+        found, cursor = history.feed_after(client, who.name, topics, after, limit, wanted)
+    # `last_id` is where this read stopped in the stream: connecting (or
+    # reading again) with it as `after`/`last_id` misses nothing.
+    return jsonify(notifications=found, last_id=cursor, next_before=next_before)
+
+
+@bp.get("/api/notifications/<entry_id>")
+@access.users()
+def get_notification(who, entry_id):
+    """One notification of the caller's feed (404 when it is not theirs to see, or gone)."""
+    try:
+        check_stream_id(entry_id, "id")
+    except EnvelopeError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400
+    client = extensions.redis()
+    topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
+    envelope = history.one(client, who.name, topics, entry_id)
+    if envelope is None:
+        return jsonify(error="no such notification in your feed (or it is past the "
+                             "retained history)"), 404
+    return jsonify(envelope)
+
+
+@bp.get("/api/notification-state")
+@access.users()
+def get_state(who):
+    """``{"archived": [ids], "snoozed": {id: until_ms}}``: what the caller set aside."""
+    return jsonify(archive_and_snooze.get(extensions.redis(), who.name))
+
+
+@bp.post("/api/notification-state")
+@access.users()
+def change_state(who):
+    """Archive, bring back, snooze or wake: ``{"archive": [ids]}``, ``{"unarchive":
+    [ids]}``, ``{"snooze": {"id": ID, "until": ms}}``, ``{"unsnooze": ID}`` (one of
+    them). Every tab of the caller is told (a ``state`` event)."""
+    body = request.get_json(silent=True)
+    actions = ("archive", "unarchive", "snooze", "unsnooze")
+    if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in actions:
+        return jsonify(error="body: must be one of " + ", ".join(
+            f'{{"{a}": ...}}' for a in actions), field="body"), 400
+    (action, value), = body.items()
+    client = extensions.redis()
+    try:
+        if action in ("archive", "unarchive"):
+            change = archive_and_snooze.archive(client, who.name, value, archived=action == "archive")
+        elif action == "snooze":
+            if not isinstance(value, dict) or set(value) != {"id", "until"}:
+                raise archive_and_snooze.StateError("snooze", 'must be {"id": ID, "until": ms}')
+            change = archive_and_snooze.snooze(client, who.name, value["id"], value["until"])
+        else:
+            change = archive_and_snooze.unsnooze(client, who.name, value)
+    except archive_and_snooze.StateError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400
+    return jsonify(change)
+
+
+
+@bp.get("/api/preferences")
+@access.users()
+def get_preferences(who):
+    """How the caller wants to be told (see app/users/preferences.py)."""
+    return jsonify(preferences.get(extensions.redis(), who.name))
+
+
+@bp.put("/api/preferences")
+@access.users()
+def put_preferences(who):
+    """Replace the caller's preferences; their email digests follow at once."""
+    try:
+        return jsonify(preferences.put(extensions.redis(), who.name,
+                                       request.get_json(silent=True), who.topics))
+    except preferences.PreferenceError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400

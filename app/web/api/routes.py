@@ -1,0 +1,110 @@
+"""``POST /api/notifications`` (and its batch), read state, and ``GET /healthz``."""
+import logging
+import os
+import re
+
+from flask import jsonify, request
+
+from app.web import extensions
+from app.users import read_state
+from app.stream.publish import IdempotencyConflict
+from app.stream.envelope import EnvelopeError
+from app.redis_client import UNAVAILABLE
+from app.web.api import access, bp
+
+log = logging.getLogger("herald.api")
+
+
+@bp.post("/api/notifications")
+@access.publishers()
+def publish(who):
+    """Publish one notification: an API key, or an admin (session with CSRF, or token)."""
+    def one(envelope, key):
+        published = extensions.bus().publish_envelope(envelope, key)
+        replayed = published.pop("replayed", False)
+        if not replayed:  # the notification's own correlation id (a run's, a request's), if any
+            log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
+                     extra={"correlation_id": envelope.get("correlation_id")})
+        return published, replayed
+    return _publishing(who, one)
+
+
+@bp.post("/api/notifications/batch")
+@access.publishers()
+def publish_batch(who):
+    """Publish ``{"notifications": [envelope, ...]}`` (1 to 100), all or none, in order."""
+    def many(body, key):
+        if not isinstance(body, dict) or set(body) != {"notifications"}:
+            raise EnvelopeError("notifications", 'the body must be {"notifications": [envelope, ...]}')
+        published, replayed = extensions.bus().publish_envelopes(body["notifications"], key)
+        if not replayed:
+            ids = published["notifications"]
+            log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
+                     ids[-1]["id"], who.name)
+        return published, replayed
+    return _publishing(who, many)
+
+
+def _publishing(who, publish):
+    """Answer a publish request: ``publish(body, idempotency key)`` returns
+    ``(answer, replayed)``; refusals become 400 (naming the field) or 422."""
+    if not request.is_json:
+        return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
+    body = request.get_json(silent=True)
+    if body is None:
+        return jsonify(error="body: is not valid JSON"), 400
+    try:
+        published, replayed = publish(body, _idempotency_key(who))
+    except EnvelopeError as exc:
+        return jsonify(error=str(exc), field=exc.field), 400
+    except IdempotencyConflict:
+        return jsonify(error="Idempotency-Key: already used for a different notification",
+                       field="Idempotency-Key"), 422
+    return jsonify(published), 201, {"Idempotent-Replayed": "true"} if replayed else {}
+
+
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def _idempotency_key(who):
+    """The caller's ``Idempotency-Key`` header, scoped to the caller, or None.
+
+    A publisher that got no answer (a 503, a timeout) sends the same request
+    with the same key again: it is stored once, and the answer is the first
+    one's. Keys live a day.
+    """
+    raw = request.headers.get("Idempotency-Key")
+    if raw is None:
+        return None
+    if not IDEMPOTENCY_KEY.fullmatch(raw):
+        raise EnvelopeError("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+    scope = "apikey" if who.kind == "apikey" else "user"
+    return f"{scope}:{who.name}:{raw}"
+
+
+@bp.get("/api/read-state")
+@access.users()
+def get_read_state(who):
+    """``{"upto": ID or null, "ids": [...]}``: what the caller has read."""
+    return jsonify(read_state.get(extensions.redis(), who.name))
+
+
+@bp.post("/api/read-state")
+@access.users()
+def mark_read(who):
+    """Mark read: ``{"ids": [...]}`` and/or ``{"upto": ID}``; every tab is told."""
+    try:
+        change = read_state.mark(extensions.redis(), who.name, request.get_json(silent=True))
+    except read_state.ReadStateError as exc:
+        return jsonify(error=str(exc)), 400
+    return jsonify(change)
+
+
+@bp.get("/healthz")
+def healthz():
+    """200 when Redis answers a PING, else 503; ``process`` tells which web process answered."""
+    try:
+        extensions.redis().ping()
+    except UNAVAILABLE as exc:
+        return jsonify(status="unavailable", redis=str(exc), process=os.getpid()), 503
+    return jsonify(status="ok", process=os.getpid())

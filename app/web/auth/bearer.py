@@ -1,0 +1,54 @@
+"""Whose bearer token is this: one of Herald's own, or one the host app minted.
+
+Both kinds are accepted wherever a user's token is (Socket.IO connect,
+``GET /api/notifications``, read state):
+
+- Herald's tokens (``POST /auth/token``, the dashboard) name a Herald
+  account and carry its token key (see tokens.py), so revoking works;
+- host-app tokens are JWTs (see host_tokens.py): the host app vouches for
+  the user, who needs no Herald account, is never an admin, and may be
+  limited to some topic prefixes by the token's ``topics`` claim.
+
+A token shaped like a JWT is only ever checked as one, so a bad JWT is
+refused with the JWT's reason, never retried as something else.
+"""
+from typing import NamedTuple
+
+from app.users import accounts
+from app.web.auth import host_tokens, tokens
+
+
+class Identity(NamedTuple):
+    """Who is calling.
+
+    ``kind`` is "session", "token" (Herald's), "jwt" (the host app's) or
+    "apikey"; ``topics`` the only prefixes the caller may subscribe to and
+    read (None: no limit; only host-app tokens set it).
+    """
+
+    name: str
+    admin: bool
+    kind: str
+    topics: list | None = None
+
+
+class TokenVerifier:
+    """Checks a user's bearer token of either kind; raises tokens.TokenError saying why not."""
+
+    def __init__(self, client, secret_key, token_ttl, host):
+        self.client = client
+        self.secret_key = secret_key
+        self.token_ttl = token_ttl
+        self.host = host  # a host_tokens.HostTokens
+
+    def verify(self, token):
+        """The :class:`Identity` behind ``token``."""
+        if not token or not isinstance(token, str):
+            raise tokens.TokenError("token is missing")
+        if host_tokens.looks_like_jwt(token):
+            user = self.host.verify(token)
+            return Identity(user.name, False, "jwt", user.topics)
+        name, key = tokens.verify(self.secret_key, token, self.token_ttl)
+        user = accounts.get_user(self.client, name)
+        tokens.check_user(user, key)
+        return Identity(user["name"], user["admin"], "token")

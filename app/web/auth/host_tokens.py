@@ -1,0 +1,160 @@
+"""Connection tokens minted by the host app: JWTs, checked with PyJWT.
+
+A Flask app that adopts Herald keeps its own users. It signs a short-lived
+JWT for the signed-in user and hands it to the page; Herald accepts it
+wherever it accepts one of its own tokens. Claims:
+
+- ``sub``: the user (the name that private notifications address);
+- ``exp``: required, a token without it is refused;
+- ``aud`` / ``iss``: checked when ``JWT_AUDIENCE`` / ``JWT_ISSUER`` are set;
+- ``topics``: optional, the only topic prefixes this connection may
+  subscribe to and read (a capability token).
+
+Keys: ``JWT_SECRET`` for HS256, ``JWT_PUBLIC_KEY`` (a PEM file) for RS256
+or ES256, by the key's type. The algorithm a token names must be one of
+those configured, and each is checked with its own key only, so an RS256
+public key can never be used as an HS256 secret (the classic algorithm
+confusion), and ``alg: none`` never passes.
+"""
+from pathlib import Path
+from typing import NamedTuple
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+from app.stream.envelope import USERNAME_RE, USERNAME_RULE, EnvelopeError, check_topic_list
+from app.web.auth.tokens import TokenError
+
+MIN_SECRET_BYTES = 32  # RFC 7518 3.2: an HS256 key of at least 256 bits
+MAX_TOPICS = 100
+
+
+class HostUser(NamedTuple):
+    """Who a host-app token speaks for, and the prefixes it is limited to (None: any)."""
+
+    name: str
+    topics: list | None
+
+
+class ConfigError(ValueError):
+    """The JWT settings are unusable; the message names the setting."""
+
+
+def looks_like_jwt(token):
+    """True when ``token`` is shaped like a JWT (a JSON header naming ``alg``).
+
+    Herald's own tokens (itsdangerous) also have three dot-separated parts,
+    but their first part carries no ``alg``.
+    """
+    try:
+        return "alg" in jwt.get_unverified_header(token)
+    except (jwt.DecodeError, TypeError, ValueError):
+        return False
+
+
+def _load_public_key(path):
+    """``(algorithm, key)`` for the PEM public key at ``path``."""
+    try:
+        pem = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"JWT_PUBLIC_KEY: cannot read {path}: {exc.strerror}") from None
+    try:
+        key = load_pem_public_key(pem)
+    except ValueError:
+        raise ConfigError(f"JWT_PUBLIC_KEY: {path} is not a PEM public key") from None
+    if isinstance(key, rsa.RSAPublicKey):
+        if key.key_size < 2048:
+            raise ConfigError(f"JWT_PUBLIC_KEY: an RSA key must have at least 2048 bits, "
+                              f"not {key.key_size}")
+        return "RS256", key
+    if isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, ec.SECP256R1):
+        return "ES256", key
+    raise ConfigError("JWT_PUBLIC_KEY: must be an RSA key (RS256) or a P-256 EC key (ES256)")
+
+
+class HostTokens:
+    """Verifies host-app JWTs against the configured keys.
+
+        tokens = HostTokens(secret="…32 bytes or more…", audience="herald")
+        user = tokens.verify(token)   # HostUser, or TokenError with the reason
+    """
+
+    def __init__(self, secret="", public_key_path="", audience="", issuer="", leeway=0):
+        self.keys = {}  # algorithm -> the one key that checks it
+        if secret:
+            if len(secret.encode()) < MIN_SECRET_BYTES:
+                raise ConfigError(f"JWT_SECRET: must be at least {MIN_SECRET_BYTES} bytes "
+                                  "(HS256 wants a 256-bit key)")
+            self.keys["HS256"] = secret
+        if public_key_path:
+            algorithm, key = _load_public_key(public_key_path)
+            self.keys[algorithm] = key
+        self.audience = audience or None
+        self.issuer = issuer or None
+        self.leeway = leeway
+
+    @property
+    def enabled(self):
+        return bool(self.keys)
+
+    def _configured(self):
+        sources = {"HS256": "JWT_SECRET"}
+        return ", ".join(f"{alg} ({sources.get(alg, 'JWT_PUBLIC_KEY')})" for alg in self.keys)
+
+    def verify(self, token):
+        """The :class:`HostUser` of a valid token; raises TokenError saying why not."""
+        if not self.enabled:
+            raise TokenError("token is a JWT, but host-app tokens are not enabled here "
+                             "(set JWT_SECRET or JWT_PUBLIC_KEY)")
+        try:
+            algorithm = jwt.get_unverified_header(token).get("alg")
+        except jwt.DecodeError:
+            raise TokenError("token is not a well-formed JWT") from None
+        if not isinstance(algorithm, str) or algorithm.lower() == "none":
+            raise TokenError("token is unsigned (alg 'none'), which is never accepted")
+        key = self.keys.get(algorithm)
+        if key is None:
+            raise TokenError(f"token is signed with {algorithm[:20]}, which is not accepted "
+                             f"here; accepted: {self._configured()}")
+        try:
+            claims = jwt.decode(
+                token, key, algorithms=[algorithm], audience=self.audience, issuer=self.issuer,
+                leeway=self.leeway,
+                options={"require": ["exp", "sub"], "verify_aud": self.audience is not None})
+        except jwt.ExpiredSignatureError:
+            raise TokenError("token has expired") from None
+        except jwt.MissingRequiredClaimError as exc:
+            wanted = {"aud": f"{self.audience!r} (JWT_AUDIENCE)",
+                      "iss": f"{self.issuer!r} (JWT_ISSUER)"}.get(exc.claim)
+            raise TokenError(f"token has no '{exc.claim}' claim; " + (
+                f"Herald wants {wanted}" if wanted else
+                "host-app tokens must carry 'sub' and 'exp'")) from None
+        except jwt.InvalidSignatureError:
+            raise TokenError(f"token signature does not match the {algorithm} key "
+                             "configured here") from None
+        except jwt.InvalidAudienceError:
+            raise TokenError(f"token audience is not {self.audience!r} (JWT_AUDIENCE)") from None
+        except jwt.InvalidIssuerError:
+            raise TokenError(f"token issuer is not {self.issuer!r} (JWT_ISSUER)") from None
+        except jwt.ImmatureSignatureError:
+            raise TokenError("token is not valid yet (its 'nbf' or 'iat' is in the future)") from None
+        except jwt.InvalidTokenError as exc:
+            raise TokenError(f"token is invalid: {exc}") from None
+        return HostUser(_subject(claims), _topics(claims))
+
+
+def _subject(claims):
+    name = claims["sub"]
+    if not isinstance(name, str) or not USERNAME_RE.match(name):
+        raise TokenError(f"token's 'sub' {USERNAME_RULE}")
+    return name
+
+
+def _topics(claims):
+    if "topics" not in claims:
+        return None
+    try:
+        return check_topic_list(claims["topics"], most=MAX_TOPICS, field="token's 'topics' claim")
+    except EnvelopeError as exc:
+        raise TokenError(str(exc)) from None

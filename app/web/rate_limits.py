@@ -1,0 +1,89 @@
+"""Rate limits (Flask-Limiter, counted in Herald's Redis so every web process shares them).
+
+- sign-in (``POST /login``), per client address: RATELIMIT_LOGIN;
+- tokens for a password (``POST /auth/token``), per client address:
+  RATELIMIT_TOKEN; tokens for a signed-in page (``GET /auth/session-token``,
+  which every open tab calls when it reconnects, so many at once after a
+  restart, maybe from one address behind a NAT), per signed-in user:
+  RATELIMIT_SESSION_TOKEN;
+- every API request made with an API key, per key: RATELIMIT_API_KEY.
+
+Past a limit the answer is 429 with ``Retry-After`` (seconds) and, on the
+JSON endpoints, ``{"error": "rate limit exceeded: ..."}``. Behind a proxy the
+client address comes from X-Forwarded-For only when TRUSTED_PROXIES says so
+(app/web/security.py). When Redis is unreachable the limits are kept in the
+process's memory meanwhile, rather than failing the request.
+"""
+import hashlib
+
+from flask import jsonify, render_template, request, session
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from flask_limiter.util import get_remote_address
+
+from app.users import accounts
+from app.redis_client import parse_sentinel_url
+
+
+def storage(redis_url):
+    """``(uri, options)`` for the limits library's Redis storage on ``redis_url``.
+
+    Its spellings differ from redis-py's: ``unix://`` is ``redis+unix://``; a
+    sentinel URL carries no db in its path (it goes in the options), and the
+    counts are read from the master only, never from a lagging replica.
+    """
+    options = {"socket_connect_timeout": 2, "socket_timeout": 2}
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url[len("unix://"):], options
+    if redis_url.startswith("redis+sentinel://"):
+        _sentinels, service, db, _password = parse_sentinel_url(redis_url)
+        netloc = redis_url[len("redis+sentinel://"):].split("/", 1)[0]
+        return f"redis+sentinel://{netloc}/{service}", dict(options, db=db, use_replicas=False)
+    return redis_url, options
+
+
+def _bearer():
+    header = request.headers.get("Authorization", "")
+    scheme, _, credential = header.partition(" ")
+    return credential.strip() if scheme.lower() == "bearer" else ""
+
+
+def api_key_identity():
+    """The limit's key for an API-key request: a digest, never the key itself."""
+    return "apikey:" + hashlib.sha256(_bearer().encode()).hexdigest()[:32]
+
+
+def not_an_api_key():
+    return not _bearer().startswith(accounts.API_KEY_PREFIX)
+
+
+def init_app(app, api_blueprint):
+    """Give ``app`` a limiter of its own and put the limits on its views.
+
+    Runs after the blueprints are registered: the views it limits are
+    replaced by their limited selves.
+    """
+    config = app.config
+    uri, options = storage(config["REDIS_URL"])
+    limiter = Limiter(get_remote_address, app=app, headers_enabled=True, swallow_errors=True,
+                      in_memory_fallback_enabled=True, key_prefix="herald:limits",
+                      storage_uri=uri, storage_options=options)
+    app.extensions["herald.limiter"] = limiter
+    limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
+                  exempt_when=not_an_api_key, scope="apikey")(api_blueprint)
+    views = app.view_functions
+    views["auth.login"] = limiter.limit(lambda: config["RATELIMIT_LOGIN"], methods=["POST"],
+                                        scope="login")(views["auth.login"])
+    views["auth.token"] = limiter.limit(lambda: config["RATELIMIT_TOKEN"],
+                                        scope="token")(views["auth.token"])
+    views["auth.session_token"] = limiter.limit(
+        lambda: config["RATELIMIT_SESSION_TOKEN"], scope="session-token",
+        key_func=lambda: "user:" + str(session.get("user") or get_remote_address()),
+    )(views["auth.session_token"])
+
+    @app.errorhandler(RateLimitExceeded)
+    def too_many(exc):
+        message = f"rate limit exceeded: {exc.description}"
+        if request.path == "/login":
+            return render_template("login.html", username="", error=message), 429
+        return jsonify(error=message), 429
