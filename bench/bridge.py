@@ -24,7 +24,7 @@ from common import save  # first: it puts the project on sys.path
 
 import zmq  # noqa: E402
 
-from app.stream.publish import STREAM  # noqa: E402
+from app.stream.keys import STREAM  # noqa: E402
 from tests.support import Bridge, RedisServer, free_port, wait_until  # noqa: E402
 
 ENVELOPE = {"topic": "bench.bridge", "title": "A notification of typical size",

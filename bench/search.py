@@ -25,7 +25,8 @@ import requests
 from common import percentile, save, stack  # first: it puts the project on sys.path
 
 from app.users import read_state, archive_and_snooze  # noqa: E402
-from app.stream.publish import STREAM, Bus  # noqa: E402
+from app.stream.keys import STREAM  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
 from app.stream.envelope import SEVERITIES  # noqa: E402
 
 RARE, COMMON = "quasar", "deploy"

@@ -37,7 +37,7 @@ from common import ROOT, save  # first: it puts the project on sys.path
 import orjson  # noqa: E402
 
 from app.spark import launcher  # noqa: E402
-from app.stream.publish import STREAM  # noqa: E402
+from app.stream.keys import STREAM  # noqa: E402
 from tests.spark.archive import generate  # noqa: E402
 from tests.spark.cluster import StandaloneCluster, group_members, loopback_env  # noqa: E402
 from tests.support import RedisServer  # noqa: E402

@@ -4,7 +4,8 @@ import re
 import orjson
 import pytest
 
-from app.stream.publish import LIVE, STREAM, Bus, BusUnavailable
+from app.stream.keys import LIVE, STREAM
+from app.stream.publish import Bus, BusUnavailable
 from app.stream.envelope import EnvelopeError
 from app.redis_client import connect
 from tests.support import free_port, wait_until

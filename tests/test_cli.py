@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from app.users import accounts
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from tests.support import ROOT
 
 

@@ -5,7 +5,8 @@ import threading
 
 import pytest
 
-from app.stream.publish import STREAM, Bus, BusUnavailable, IdempotencyConflict
+from app.stream.keys import STREAM
+from app.stream.publish import Bus, BusUnavailable, IdempotencyConflict
 from app.redis_client import connect
 from tests.support import wait_until
 

@@ -3,7 +3,7 @@ import orjson
 import pytest
 
 from app.realtime import presence
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from app.realtime.presence import Presence
 from app.redis_client import UNAVAILABLE
 

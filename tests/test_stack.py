@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.redis_client import connect
 from tests.support import ROOT, free_port, wait_until
 from herald_client.zmq import Publisher

@@ -3,7 +3,7 @@ import orjson
 import pytest
 
 from app.users import subscriptions
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from tests.support import wait_until
 
 

@@ -41,7 +41,7 @@ import time
 
 from app.stream import history
 from app.ops import logs, metrics, worker_health
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.settings import archive_dir, redis_url, seconds
 from app.ops.heartbeats import Heartbeat
 from app.ops.leases import Lease

@@ -31,7 +31,7 @@ import time
 import orjson
 import redis
 
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.digests import consumers, store, windows
 from app.stream.envelope import id_key, with_id
 

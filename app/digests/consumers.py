@@ -18,7 +18,7 @@ import os
 import re
 import socket
 
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.settings import seconds
 from app.digests import store
 

@@ -129,7 +129,7 @@ def ensure_group(client):
     Called when a subscription is made too, so that what is published after
     it is collected even if the worker has not started yet.
     """
-    from app.stream.publish import STREAM
+    from app.stream.keys import STREAM
     try:
         client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
     except redis.ResponseError as exc:

@@ -26,7 +26,7 @@ import redis
 from app.ops import heartbeats, metrics
 from app.realtime import presence
 from app.ops import worker_health
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.digests import store as digest_store
 from app.digests import windows as digest_windows
 from app.stream.envelope import id_key

@@ -30,7 +30,7 @@ from collections import Counter
 
 import orjson
 
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from app.redis_client import UNAVAILABLE
 
 log = logging.getLogger("herald.presence")

@@ -23,7 +23,7 @@ import time
 import orjson
 
 from app.stream import history
-from app.stream.publish import CONTROL, LIVE, STREAM
+from app.stream.keys import CONTROL, LIVE, STREAM
 from app.stream.envelope import id_key, with_id
 from app.redis_client import UNAVAILABLE, connect
 

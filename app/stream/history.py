@@ -12,7 +12,7 @@ What a read keeps besides visibility (filters, search) is feed_filter.Filter.
 import orjson
 import redis
 
-from app.stream.publish import EPOCH, STREAM
+from app.stream.keys import EPOCH, STREAM
 from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
 from app.stream.envelope import WILDCARD, id_key, visible_to, with_id
 

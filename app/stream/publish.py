@@ -21,19 +21,16 @@ from typing import NamedTuple
 import orjson
 
 from app.stream import envelope as rules
+from app.stream.keys import EPOCH, LIVE, STREAM
 from app.settings import history_max, redis_url
 from app.redis_client import UNAVAILABLE, connect
 
-STREAM = "herald:stream"
-LIVE = "herald:live"
-CONTROL = "herald:control"
 DEFAULT_HISTORY_MAX = 100_000
 
-# The stream's epoch: the id of the first entry of the stream's life, set by the
+# The stream's epoch (keys.EPOCH): the id of the first entry of the stream's life, set by the
 # publish that creates the stream (after it was deleted, replaced, or lost with
 # Redis's data). A client's last_id from before it comes from another stream:
 # not recoverable by replay (history.missed_history).
-EPOCH = "herald:epoch"
 _NEW_EPOCH_LUA = """
 local function add(stream, epoch, ...)
   local fresh = redis.call('EXISTS', stream) == 0

@@ -17,7 +17,7 @@ import orjson
 import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from app.stream.envelope import USERNAME_RE, USERNAME_RULE
 
 USERS = "herald:users"

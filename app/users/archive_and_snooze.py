@@ -20,7 +20,7 @@ import time
 import orjson
 
 from app.users import read_state
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_stream_id
 from app.users.read_state import pad, unpad
 from app.redis_client import UNAVAILABLE

@@ -12,7 +12,7 @@ user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
 import orjson
 import redis
 
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
 
 MAX_IDS = 5000

@@ -11,7 +11,7 @@ announced in the order they were applied, each with the list it left.
 """
 import redis
 
-from app.stream.publish import CONTROL
+from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_topic_list
 
 # KEYS: the user's set, the control channel. ARGV: "add" or "remove", limit,

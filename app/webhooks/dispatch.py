@@ -19,7 +19,7 @@ import logging
 import orjson
 import redis
 
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.stream.envelope import id_key, with_id
 from app.webhooks import store
 

@@ -6,7 +6,8 @@ import orjson
 import pytest
 
 from app.users import read_state, archive_and_snooze
-from app.stream.publish import CONTROL, Bus
+from app.stream.keys import CONTROL
+from app.stream.publish import Bus
 from tests.api.helpers import bearer, ids, subscribe
 
 

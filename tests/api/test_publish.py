@@ -4,7 +4,7 @@ import pytest
 
 from app.users import accounts
 from app import create_app
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.settings import TestConfig
 from tests.support import csrf_of_dashboard, free_port, issue_token, sign_in
 

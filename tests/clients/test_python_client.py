@@ -13,7 +13,7 @@ from flask import Flask, render_template_string
 
 from app.users import accounts, subscriptions
 from app.web.auth.host_tokens import HostTokens
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from herald_client import (HeraldClient, InvalidNotification, NotAuthorized, TokenSigner,
                            Unavailable, retry_policy)
 from herald_client.flask import Herald

@@ -14,7 +14,8 @@ from collections import Counter
 import pytest
 
 from app.users import accounts
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import GROUP
 from tests.support import wait_until

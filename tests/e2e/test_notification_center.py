@@ -296,7 +296,7 @@ def test_preferences_are_kept_and_errors_named(live_server, ann, redis, page):
 def test_a_page_whose_stream_was_recreated_reloads_its_feed(live_server, ann, redis, page):
     """The server says the replay did not recover (the stream has a new epoch); the
     page reloads its view rather than keep notifications history no longer has."""
-    from app.stream.publish import STREAM
+    from app.stream.keys import STREAM
     bus = ann
     sign_in(page, live_server, "ann", "ann-password")
     gone = bus.publish("ops.x", "from the old stream")

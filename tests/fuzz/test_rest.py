@@ -24,7 +24,7 @@ from schemathesis.checks import (content_type_conformance, not_a_server_error,
 from app.users import accounts
 from app import create_app
 from app.stream import envelope as rules
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.settings import TestConfig
 from tests import support
 from tests.fuzz.conftest import TRIED

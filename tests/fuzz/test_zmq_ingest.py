@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.stream import envelope as rules
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from tests.fuzz.conftest import TRIED
 from tests.fuzz.test_socketio import JSON
 from tests.support import Bridge, wait_until

@@ -7,7 +7,8 @@ import pytest
 import socketio
 
 from app.users import accounts, subscriptions
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from app.stream.history import visible_to
 from tests.support import NAMESPACE, LiveServer, Listener, marked, wait_until
 

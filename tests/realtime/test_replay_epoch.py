@@ -7,7 +7,8 @@ server says ``reset`` and ``replayed`` with ``recovered: false``.
 from app.users import accounts
 from app.stream import history
 from app.users import subscriptions
-from app.stream.publish import EPOCH, STREAM, Bus
+from app.stream.keys import EPOCH, STREAM
+from app.stream.publish import Bus
 from tests import support
 from tests.support import Listener, wait_until
 

@@ -6,7 +6,8 @@ import pytest
 import requests
 
 from app.users import accounts, subscriptions
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from tests.support import EventStream, LiveServer, RedisServer, issue_token
 
 

@@ -2,7 +2,7 @@
 import orjson
 import pytest
 
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from tests.support import Bridge, free_port
 from workers.spark.notifier import SparkJobNotifier, notify_spark_job
 

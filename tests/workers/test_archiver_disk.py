@@ -11,7 +11,8 @@ import pytest
 
 from app import create_app
 from app.ops import worker_health
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from app.settings import TestConfig
 from tests.support import wait_until
 from tests.workers.test_archiver import ArchiverProcess, archived

@@ -4,7 +4,8 @@ fence: a writer that lost the lease, or whose position is not where the archive 
 writes nothing."""
 import pytest
 
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from tests.support import SteadyPublisher, wait_until
 from tests.workers.processes import WorkerProcesses, beats
 from tests.workers.test_archiver import archived

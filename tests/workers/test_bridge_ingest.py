@@ -9,7 +9,8 @@ import pytest
 import redis as redis_lib
 import zmq
 
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from workers.bridge.ingest import Ingest
 from workers.bridge.settings import Settings
 

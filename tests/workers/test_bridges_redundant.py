@@ -9,7 +9,7 @@ import pytest
 
 from app import create_app
 from app.ops import worker_figures
-from app.stream.publish import STREAM
+from app.stream.keys import STREAM
 from app.settings import TestConfig
 from herald_client.zmq import Publisher, Subscriber
 from tests.support import Bridge, wait_until

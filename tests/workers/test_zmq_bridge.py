@@ -9,7 +9,8 @@ import orjson
 import pytest
 import zmq
 
-from app.stream.publish import STREAM, Bus
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from tests.support import ROOT, Bridge, RedisServer, free_port, wait_until
 from herald_client.zmq import Publisher, PublishError, Subscriber
 
