@@ -27,6 +27,7 @@ from app import create_app  # noqa: E402
 from app.ops import metrics
 from app.users import archive_and_snooze
 from app.realtime.wire.admission import AdmittingServer, fd_budget  # noqa: E402
+from app import settings  # noqa: E402
 from app.settings import port as config_port  # noqa: E402
 from app.realtime.wire import bound_call, handler_class  # noqa: E402
 
@@ -62,7 +63,7 @@ def listener(host, port, reuse_port):
 
 def serve():
     """Serve Herald until SIGINT or SIGTERM, then stop cleanly."""
-    host = os.environ.get("HOST", "127.0.0.1")
+    host = settings.get("HOST")
     port = config_port()
     tune_garbage_collection()
     relay = app.extensions["herald.relay"]
@@ -75,8 +76,8 @@ def serve():
     presence = app.extensions["herald.presence"]
     gevent.spawn(presence.keep, lambda: relay.running)
     # ACCESS_LOG=1: one line per request, through logging (so in LOG_FORMAT too).
-    access_log = logging.getLogger("herald.access") if os.environ.get("ACCESS_LOG") == "1" else None
-    sock = listener(host, port, os.environ.get("REUSE_PORT") == "1")
+    access_log = logging.getLogger("herald.access") if settings.get("ACCESS_LOG") else None
+    sock = listener(host, port, settings.get("REUSE_PORT"))
     # The middleware chain itself, as a bound method: Flask's __call__ only calls
     # it, and each callable object would be a C level on every reader's stack.
     config = app.config

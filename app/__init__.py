@@ -15,7 +15,7 @@ def create_app(config=None):
 
     from flask import Flask
 
-    from app import cli
+    from app.cli import commands as cli
     from app.web import client_files, extensions
     from app.ops import logs
     from app.web import rate_limits, security

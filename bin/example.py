@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "bin"))
 
 from app.users import accounts  # noqa: E402
 from app.settings import port as config_port  # noqa: E402
-from app.settings import var_dir  # noqa: E402
+from app.settings import get, var_dir  # noqa: E402
 import stack  # noqa: E402
 
 KEY_NAME = "example-board"
@@ -52,10 +52,10 @@ def api_key(client, folder):
 def main():
     folder = var_dir() / "example"
     port = config_port()
-    example_port = int(os.environ.get("EXAMPLE_PORT", "5001"))
+    example_port = get("EXAMPLE_PORT")
     jwt_secret = secret_file(folder / "jwt_secret", lambda: secrets.token_urlsafe(48))
     example_origin = f"http://127.0.0.1:{example_port}"
-    origins = ",".join(filter(None, [os.environ.get("SOCKETIO_ORIGINS"), example_origin]))
+    origins = ",".join([*get("SOCKETIO_ORIGINS"), example_origin])
 
     def example(client, env):
         example_env = dict(env, HERALD_URL=f"http://127.0.0.1:{port}",

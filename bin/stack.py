@@ -34,7 +34,7 @@ from app.users import accounts  # noqa: E402
 from app.ops import logs, processes
 from app.users import subscriptions
 from app.settings import port as config_port  # noqa: E402
-from app.settings import Config, private_redis_socket, var_dir  # noqa: E402
+from app.settings import Config, get, private_redis_socket, var_dir  # noqa: E402
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
 
 PY = sys.executable
@@ -154,14 +154,7 @@ def ensure_admin(client):
 
 def web_process_count():
     """``WEB_PROCESSES``: how many web processes to run, 1 when unset."""
-    value = os.environ.get("WEB_PROCESSES", "1")
-    try:
-        count = int(value)
-    except ValueError:
-        count = 0
-    if not 1 <= count <= 64:
-        raise SystemExit(f"herald: WEB_PROCESSES must be a whole number from 1 to 64, not {value!r}")
-    return count
+    return get("WEB_PROCESSES")
 
 
 def claim_pidfile():
@@ -190,7 +183,7 @@ def main(extra_env=None, extra_children=None):
     """Run the stack until Ctrl-C. ``extra_env`` is added to every child's
     environment; ``extra_children(client, env)``, when given, returns more
     children to supervise (``make example`` adds the example app so)."""
-    host = os.environ.get("HOST", "127.0.0.1")
+    host = get("HOST")
     port = config_port()
     web_processes = web_process_count()
     var_dir().mkdir(parents=True, exist_ok=True)
@@ -210,7 +203,7 @@ def run(host, port, web_processes, extra_env, extra_children):
         raise SystemExit(f"herald: {host}:{port} is in use; set PORT to another port")
     redis_server = None
     env = dict(os.environ, HOST=host, PORT=str(port), PYTHONUNBUFFERED="1", **(extra_env or {}))
-    if not os.environ.get("REDIS_URL"):
+    if not get("REDIS_URL"):
         redis_server = PrivateRedis()
         redis_server.start()
         env["REDIS_URL"] = redis_server.url
@@ -231,7 +224,7 @@ def run(host, port, web_processes, extra_env, extra_children):
                 Child("archiver", [PY, "-m", "workers.archiver"], env),
                 Child("digest worker", [PY, "-m", "workers.digest"], env),
                 Child("webhook worker", [PY, "-m", "workers.webhooks"], env)]
-    if os.environ.get("DEMO") == "1":
+    if get("DEMO"):
         children.append(Child("demo publisher", [PY, "-m", "workers.demo"], env))
     try:
         ensure_admin(client)

@@ -1,7 +1,10 @@
 """Package boundaries: the web app does not reach into the worker processes,
-the client library does not reach into Herald, and settings are read in config.py."""
+the client library does not reach into Herald, no module imports itself back
+through others, app/ shows its rooms, and no module outgrows 300 lines."""
 import ast
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,10 +32,99 @@ def test_the_client_library_does_not_import_herald():
     assert offenders == []
 
 
-def test_settings_shared_by_processes_are_read_from_the_environment_in_one_place():
-    for name in ("HERALD_URL", "HISTORY_MAX", "ARCHIVE_DIR", "REDIS_URL"):
-        readers = sorted({path.relative_to(ROOT).as_posix()
-                          for folder in ("app", "workers") for path in (ROOT / folder).rglob("*.py")
-                          if f'environ.get("{name}"' in path.read_text()
-                          or f'environ["{name}"]' in path.read_text()})
-        assert set(readers) <= {"app/settings.py"}, (name, readers)
+def _modules():
+    """``{module name: (path, is a package)}`` of app/ and workers/."""
+    found = {}
+    for path in sorted([*(ROOT / "app").rglob("*.py"), *(ROOT / "workers").rglob("*.py")]):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        package = parts[-1] == "__init__"
+        found[".".join(parts[:-1] if package else parts)] = (path, package)
+    return found
+
+
+def import_graph():
+    """``{module: modules it imports}``, at any depth of the file (a lazy import
+    inside a function is an import too). Importing ``a.b.c`` imports the packages
+    ``a`` and ``a.b`` as well, unless the importer is inside them already."""
+    modules = _modules()
+    graph = {}
+    for name, (path, package) in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = name.split(".") if package else name.split(".")[:-1]
+                    here = here[:len(here) - node.level + 1]
+                    base = ".".join(here + ([node.module] if node.module else []))
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    targets.add(full if full in modules else base)
+        edges = set()
+        for target in targets & set(modules):
+            parts = target.split(".")
+            for depth in range(1, len(parts) + 1):
+                ancestor = ".".join(parts[:depth])
+                if ancestor in modules and ancestor != name and not name.startswith(ancestor + "."):
+                    edges.add(ancestor)
+        graph[name] = edges
+    return graph
+
+
+def import_loops(graph):
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, loops = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                loops.append(sorted(group))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return loops
+
+
+def test_no_import_loops():
+    assert import_loops(import_graph()) == []
+
+
+def test_the_loop_finder_finds_a_loop():
+    assert import_loops({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_app_package_shows_its_rooms():
+    entries = sorted(p.name for p in (ROOT / "app").iterdir() if p.name != "__pycache__")
+    assert len(entries) <= 15, entries
+
+
+@pytest.mark.parametrize("folder, pattern", [("app", "*.py"), ("workers", "*.py"),
+                                             ("static/js", "*.js")])
+def test_no_module_over_300_lines(folder, pattern):
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / folder).rglob(pattern)
+            if (n := len(p.read_text().splitlines())) > 300}
+    assert long == {}
+
+
+def test_stream_keys_import_nothing():
+    tree = ast.parse((ROOT / "app" / "stream" / "keys.py").read_text())
+    assert [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))] == []

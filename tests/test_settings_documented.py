@@ -1,83 +1,61 @@
-"""The README's settings table lists every setting the code reads from the environment,
-and nothing the code does not read.
+"""Settings: one module reads the environment, every setting is declared there,
+and the README's settings table lists exactly the declared ones.
 
-The code is read with ``ast``: ``os.environ.get("X")``, ``os.getenv("X")``,
-``os.environ["X"]``, ``"X" in os.environ``, and calls of a module's own helpers
-that read the environment by the name they are given (``_int("X", 5)`` in
-app/settings.py, ``env("X")`` where ``env = os.environ.get``).
+The code is read with ``ast``: a read of the process environment
+(``os.environ.get("X")``, ``os.getenv``, ``os.environ["X"]``, ``"X" in
+os.environ``) anywhere but app/settings/read.py fails; copying the whole
+environment for a child process, or setting a variable for one, is no read.
 """
 import ast
 import re
 
+import pytest
+
+from app import settings
+from app.settings import SETTINGS, get
 from tests.support import ROOT
 
 SOURCES = ["app", "workers", "bin", "wsgi.py"]
+READER = "app/settings/read.py"
 SETTING = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
 def _is_environ(node):
-    """``os.environ`` (or ``environ`` imported from os)."""
     return (isinstance(node, ast.Attribute) and node.attr == "environ"
             and isinstance(node.value, ast.Name) and node.value.id == "os")
 
 
-def _is_env_reader(func):
-    """``os.environ.get`` or ``os.getenv``."""
-    return isinstance(func, ast.Attribute) and (
-        (func.attr == "get" and _is_environ(func.value))
-        or (func.attr == "getenv" and isinstance(func.value, ast.Name) and func.value.id == "os"))
-
-
-def _name(node):
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and SETTING.match(node.value):
-        return node.value
-    return None
-
-
-def env_readers(tree):
-    """The functions of a module that read the environment by the name they are given
-    (their first argument), and the local names bound to ``os.environ.get``."""
-    readers = set()
+def environment_reads(tree):
+    """Line numbers where ``tree`` reads a variable of the process environment."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and _is_env_reader(node.value):
-            readers |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        if isinstance(node, ast.FunctionDef) and node.args.args:
-            param = node.args.args[0].arg
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Call) and _is_env_reader(inner.func) and inner.args \
-                        and isinstance(inner.args[0], ast.Name) and inner.args[0].id == param:
-                    readers.add(node.name)
-    return readers
-
-
-def settings_read(tree, readers=frozenset()):
-    """The setting names a module reads from the environment; ``readers``: helpers
-    defined elsewhere that read it (``seconds("X", …)`` from app/settings.py)."""
-    readers = set(readers) | env_readers(tree)
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             func = node.func
-            if _is_env_reader(func) or (isinstance(func, ast.Name) and func.id in readers):
-                found.add(_name(node.args[0]))
-        elif isinstance(node, ast.Subscript) and _is_environ(node.value):
-            found.add(_name(node.slice))
+            if (func.attr == "get" and _is_environ(func.value)) or (
+                    func.attr == "getenv" and isinstance(func.value, ast.Name)
+                    and func.value.id == "os"):
+                yield node.lineno
+        elif isinstance(node, ast.Subscript) and _is_environ(node.value) \
+                and isinstance(node.ctx, ast.Load):
+            yield node.lineno
         elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
-            found.add(_name(node.left))
-    return found - {None}
+            yield node.lineno
 
 
-def code_settings():
-    trees = {}
+def source_files():
     for source in SOURCES:
         path = ROOT / source
-        for file in ([path] if path.is_file() else sorted(path.rglob("*.py"))):
-            trees[file] = ast.parse(file.read_text(), str(file))
-    shared = set().union(*(env_readers(tree) for tree in trees.values()))  # helpers imported elsewhere
-    found = {}
-    for file, tree in trees.items():
-        for name in settings_read(tree, shared):
-            found.setdefault(name, file.relative_to(ROOT))
+        yield from ([path] if path.is_file() else sorted(path.rglob("*.py")))
+
+
+def strings_in_code():
+    """Every string constant in the sources, but the declarations themselves."""
+    found = set()
+    for file in source_files():
+        if file.relative_to(ROOT).as_posix() == "app/settings/declared.py":
+            continue
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.add(node.value)
     return found
 
 
@@ -93,25 +71,59 @@ def readme_settings():
     return names
 
 
-def test_the_scanner_finds_settings_of_every_kind():
-    found = code_settings()
-    # os.environ.get, a config helper (_int), the bridge's env alias and _flag, workers, bin.
-    # And a helper of app/settings.py imported by another module (seconds).
-    for name in ("REDIS_URL", "TOKEN_TTL", "BRIDGE_PULL", "BRIDGE_TRUST_LOCAL", "LOG_FORMAT",
-                 "SMTP_URL", "WEB_PROCESSES", "SPARK_MASTER", "ACCESS_LOG", "HEARTBEAT_INTERVAL",
-                 "ARCHIVER_LEASE", "DIGEST_CLAIM_IDLE", "WEBHOOK_LEASE"):
-        assert name in found, name
-    # A WSGI environ is not the process environment.
-    assert "QUERY_STRING" not in found and "HTTP_UPGRADE" not in found
+def test_only_the_settings_reader_reads_the_environment():
+    offenders = [f"{file.relative_to(ROOT)}:{line}" for file in source_files()
+                 if file.relative_to(ROOT).as_posix() != READER
+                 for line in environment_reads(ast.parse(file.read_text()))]
+    assert offenders == []
 
 
-def test_every_setting_the_code_reads_is_in_the_readme_table():
+def test_the_scanner_sees_a_read():
+    assert list(environment_reads(ast.parse('import os\nos.environ.get("X")\n"Y" in os.environ')))
+    assert not list(environment_reads(ast.parse('import os\nenv = dict(os.environ)')))
+
+
+def test_every_declared_setting_is_used():
+    unused = sorted(set(SETTINGS) - strings_in_code())
+    assert unused == [], f"declared in app/settings/declared.py but never read: {unused}"
+
+
+def test_every_setting_is_in_the_readme_table_and_nothing_else():
     documented = readme_settings()
-    missing = {name: str(where) for name, where in code_settings().items()
-               if name not in documented}
-    assert not missing, f"settings read but not in README.md's table: {missing}"
+    assert sorted(set(SETTINGS) - documented) == [], "declared but not in README.md's table"
+    assert sorted(documented - set(SETTINGS)) == [], "in README.md's table but not declared"
 
 
-def test_the_readme_table_lists_nothing_the_code_does_not_read():
-    stale = readme_settings() - set(code_settings())
-    assert not stale, f"in README.md's table but read nowhere: {sorted(stale)}"
+@pytest.mark.parametrize("name, raw, message", [
+    ("PORT", "http", "herald: PORT must be a whole number from 1 to 65535, not 'http'"),
+    ("PORT", "70000", "herald: PORT must be a whole number from 1 to 65535, not '70000'"),
+    ("TOKEN_TTL", "an hour", "herald: TOKEN_TTL must be a whole number, not 'an hour'"),
+    ("BRIDGE_BATCH", "0", "herald: BRIDGE_BATCH must be a whole number of 1 or more, not '0'"),
+    ("ACCESS_LOG", "yes", "herald: ACCESS_LOG must be 1 or 0, not 'yes'"),
+    ("LOG_FORMAT", "yaml", "herald: LOG_FORMAT must be json or text, not 'yaml'"),
+    ("ARCHIVER_LEASE", "1", "herald: ARCHIVER_LEASE must be from 3 to 3600 seconds, not '1'"),
+    ("WEBHOOK_TIMEOUT", "soon", "herald: WEBHOOK_TIMEOUT must be a number of seconds of 0 s or more"),
+    ("READY_REQUIRES", "digest,mailman", "READY_REQUIRES names unknown roles ['mailman']"),
+])
+def test_a_bad_value_ends_the_process_naming_the_setting(name, raw, message):
+    with pytest.raises(SystemExit) as exc:
+        get(name, {name: raw})
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("name, raw, value", [
+    ("PORT", "8080", 8080), ("ACCESS_LOG", "1", True), ("REUSE_PORT", "0", False),
+    ("HEARTBEAT_INTERVAL", "0.5", 0.5), ("SOCKETIO_ORIGINS", "https://a, https://b,", ("https://a", "https://b")),
+    ("READY_REQUIRES", "digest, bridge", ("digest", "bridge")), ("HOST", "", "127.0.0.1"),
+    ("SESSION_COOKIE_SECURE", "", None),
+])
+def test_values_are_typed_and_empty_means_the_default(name, raw, value):
+    assert get(name, {name: raw}) == value
+
+
+def test_the_flask_config_takes_its_values_from_the_settings(monkeypatch):
+    monkeypatch.setenv("TOKEN_TTL", "60")
+    monkeypatch.setenv("TRUSTED_PROXIES", "1")
+    config = settings.Config(SECRET_KEY="k")
+    assert config.TOKEN_TTL == 60
+    assert config.MAX_CONNECTIONS_PER_ADDRESS == 0  # behind a proxy every client shares its address

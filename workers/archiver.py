@@ -42,7 +42,7 @@ import time
 from app.stream import history
 from app.ops import logs, metrics, worker_health
 from app.stream.keys import STREAM
-from app.settings import archive_dir, redis_url, seconds
+from app.settings import archive_dir, get, redis_url
 from app.ops.heartbeats import Heartbeat
 from app.ops.leases import Lease
 from app.stream.envelope import id_key
@@ -67,7 +67,7 @@ LAG_EVERY = 1.0     # seconds between looks at the stream's newest id
 
 def lease_seconds():
     """``ARCHIVER_LEASE``: seconds the writer's lease lasts unless renewed (default 10)."""
-    return seconds("ARCHIVER_LEASE", DEFAULT_LEASE, 3, 3600)  # renewed about every BLOCK_MS
+    return get("ARCHIVER_LEASE")  # renewed about every BLOCK_MS
 
 
 SPARK_OUTCOMES = {b"spark.job.succeeded": "spark_jobs_succeeded",

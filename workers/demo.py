@@ -7,13 +7,13 @@ rides out a Redis outage by logging once and trying again.
 """
 import itertools
 import logging
-import os
 import random
 import signal
 import time
 
 from app.ops import logs
 from app.stream.publish import BusUnavailable, publish
+from app.settings import get
 
 log = logging.getLogger("herald.demo")
 
@@ -38,7 +38,7 @@ def sample(counter, rng):
 
 def main():
     logs.configure()
-    interval = float(os.environ.get("DEMO_INTERVAL", "3"))
+    interval = get("DEMO_INTERVAL")
     running = [True]
     signal.signal(signal.SIGTERM, lambda *_: running.clear())
     rng = random.Random()

@@ -19,7 +19,7 @@ import re
 import socket
 
 from app.stream.keys import STREAM
-from app.settings import seconds
+from app.settings import get
 from app.digests import store
 
 GROUP = store.GROUP
@@ -48,7 +48,7 @@ return {mine, unpack(deleted)}
 
 def consumer_name():
     """``DIGEST_CONSUMER``, or ``digest-<host>-<pid>``: unique per worker process."""
-    raw = os.environ.get("DIGEST_CONSUMER")
+    raw = get("DIGEST_CONSUMER")
     if not raw:
         return f"digest-{socket.gethostname()}-{os.getpid()}"
     if not NAME_RE.match(raw):
@@ -60,7 +60,7 @@ def consumer_name():
 def claim_idle():
     """``DIGEST_CLAIM_IDLE``: seconds an entry stays pending under a silent worker
     before another takes it over (default 30)."""
-    return seconds("DIGEST_CLAIM_IDLE", DEFAULT_CLAIM_IDLE, 0.1, 86400)
+    return get("DIGEST_CLAIM_IDLE")
 
 
 class Claimer:

@@ -2,11 +2,12 @@
 upgrade the connection) or ``smtps://user:pass@host:port`` (TLS from the start).
 The sender address is ``DIGEST_FROM`` (default ``Herald <herald@localhost>``).
 """
-import os
 import smtplib
 import ssl
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from app.settings import get
 
 ERRORS = (smtplib.SMTPException, OSError)
 
@@ -48,8 +49,8 @@ class Smtp:
     @classmethod
     def from_env(cls):
         """The settings from SMTP_URL, or None when it is unset."""
-        url = os.environ.get("SMTP_URL")
-        return cls.from_url(url, os.environ.get("DIGEST_FROM")) if url else None
+        url = get("SMTP_URL")
+        return cls.from_url(url, get("DIGEST_FROM") or None) if url else None
 
     def send(self, message):
         """Send one email; raises one of ERRORS when it was not accepted."""

@@ -25,7 +25,7 @@ import time
 
 import orjson
 
-from app.settings import seconds
+from app.settings import WORKER_ROLES, get
 from app.redis_client import UNAVAILABLE
 
 log = logging.getLogger("herald.heartbeats")
@@ -38,7 +38,7 @@ DEFAULT_INTERVAL = 5.0
 
 def interval():
     """``HEARTBEAT_INTERVAL`` in seconds (default 5, at least 0.2)."""
-    return seconds("HEARTBEAT_INTERVAL", DEFAULT_INTERVAL, 0.2, 300)
+    return get("HEARTBEAT_INTERVAL")
 
 
 def instance_name():
@@ -143,13 +143,7 @@ def missing_roles(beats, required):
 def required_roles():
     """``READY_REQUIRES``: the worker roles without which this process is not ready
     (comma-separated, from bridge, archiver, digest, webhooks; default none)."""
-    raw = os.environ.get("READY_REQUIRES", "")
-    roles = [r.strip() for r in raw.split(",") if r.strip()]
-    unknown = [r for r in roles if r not in ROLES]
-    if unknown:
-        raise SystemExit(f"herald: READY_REQUIRES names unknown roles {unknown}; "
-                         f"choose from {', '.join(ROLES)}")
-    return roles
+    return list(get("READY_REQUIRES"))
 
 
-ROLES = ("bridge", "archiver", "digest", "webhooks")
+ROLES = WORKER_ROLES

@@ -13,13 +13,14 @@ JSON otherwise (a file, a pipe, a service manager's journal).
 """
 import contextvars
 import logging
-import os
 import re
 import sys
 import time
 import uuid
 
 import orjson
+
+from app.settings import get
 
 current = contextvars.ContextVar("correlation_id", default=None)
 HEADER = "X-Correlation-ID"
@@ -65,10 +66,8 @@ FORMATS = ("json", "text")
 def choose_format(stream=None):
     """``LOG_FORMAT`` when set (``json`` or ``text``); unset, ``text`` when ``stream``
     (default: stderr) is a terminal, ``json`` when it is not."""
-    chosen = os.environ.get("LOG_FORMAT", "")
+    chosen = get("LOG_FORMAT")
     if chosen:
-        if chosen not in FORMATS:
-            raise SystemExit(f"herald: LOG_FORMAT must be json or text, not {chosen!r}")
         return chosen
     stream = sys.stderr if stream is None else stream
     try:

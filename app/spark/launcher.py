@@ -31,7 +31,7 @@ from pathlib import Path
 
 from app.spark.masters import is_local
 
-from app.settings import ROOT, var_dir
+from app.settings import ROOT, get, var_dir
 
 PROJECT_PACKAGES = ("app", "workers")  # what the job imports; shipped to cluster executors
 PROJECT_ZIP = "herald-project.zip"
@@ -95,7 +95,7 @@ def rollup_command(archive, out, user=None, correlation_id=None, master=None, sc
     and output paths are made absolute here (relative to the caller's working
     folder): executors do not share the driver's working folder.
     """
-    master = master or os.environ.get("SPARK_MASTER") or None
+    master = master or get("SPARK_MASTER") or None
     job = ["--archive", os.path.abspath(archive), "--out", os.path.abspath(out)]
     if user:
         job += ["--user", user]

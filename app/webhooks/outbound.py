@@ -15,9 +15,10 @@ connection goes to that checked address (``post.py``), so no second lookup
 can swap it.
 """
 import ipaddress
-import os
 import socket
 from urllib.parse import urlsplit
+
+from app.settings import get
 
 MAX_URL_CHARS = 2000
 
@@ -28,7 +29,7 @@ class UrlRefused(ValueError):
 
 def allow_list(raw=None):
     """``WEBHOOK_ALLOW`` as (networks, host names)."""
-    raw = os.environ.get("WEBHOOK_ALLOW", "") if raw is None else raw
+    raw = get("WEBHOOK_ALLOW") if raw is None else raw
     networks, hosts = [], set()
     for item in (part.strip() for part in raw.split(",")):
         if not item:

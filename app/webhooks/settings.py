@@ -1,19 +1,7 @@
 """The webhook worker's settings, from the environment (see docs/webhooks.md)."""
-import os
 from dataclasses import dataclass
 
-from app.settings import seconds
-
-
-def _number(name, default):
-    value = os.environ.get(name)
-    try:
-        number = float(value) if value else default
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise SystemExit(f"herald: {name} must be a number of 0 or more, not {value!r}")
-    return number
+from app.settings import get
 
 
 @dataclass(frozen=True)
@@ -28,11 +16,11 @@ class Settings:
 
     @classmethod
     def from_env(cls):
-        lease = seconds("WEBHOOK_LEASE", 10.0, 3, 3600)  # renewed every round of the loop (~0.5 s)
-        return cls(backoff_base=_number("WEBHOOK_BACKOFF_BASE", 1.0),
-                   backoff_max=_number("WEBHOOK_BACKOFF_MAX", 3600.0),
-                   retry_for=_number("WEBHOOK_RETRY_FOR", 86400.0),
-                   client_error_retries=int(_number("WEBHOOK_4XX_RETRIES", 3)),
-                   connect_timeout=_number("WEBHOOK_CONNECT_TIMEOUT", 5.0),
-                   read_timeout=_number("WEBHOOK_TIMEOUT", 10.0),
-                   lease=lease)
+        """The ``WEBHOOK_*`` settings (declared in app/settings/declared.py)."""
+        return cls(backoff_base=get("WEBHOOK_BACKOFF_BASE"),
+                   backoff_max=get("WEBHOOK_BACKOFF_MAX"),
+                   retry_for=get("WEBHOOK_RETRY_FOR"),
+                   client_error_retries=get("WEBHOOK_4XX_RETRIES"),
+                   connect_timeout=get("WEBHOOK_CONNECT_TIMEOUT"),
+                   read_timeout=get("WEBHOOK_TIMEOUT"),
+                   lease=get("WEBHOOK_LEASE"))  # renewed every round of the loop (~0.5 s)

@@ -1,4 +1,5 @@
-"""The bridge's settings, from the environment (defaults in brackets).
+"""The bridge's settings, from the environment (defaults in brackets; parsed by
+app/settings, where they are declared).
 
 - ``BRIDGE_PULL`` [tcp://127.0.0.1:5557]: fire-and-forget ingest (PULL);
 - ``BRIDGE_ROUTER`` [tcp://127.0.0.1:5559]: confirmed ingest (ROUTER);
@@ -16,26 +17,9 @@
   connect to the bridge, so by default private notifications are refused on
   ingest and withheld from egress unless peers are authenticated.
 """
-import os
 from dataclasses import dataclass
 
-
-def _int(name, default):
-    raw = os.environ.get(name)
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        raise SystemExit(f"zmq bridge: {name} must be a whole number, not {raw!r}") from None
-    if value < 1:
-        raise SystemExit(f"zmq bridge: {name} must be at least 1")
-    return value
-
-
-def _flag(name):
-    raw = os.environ.get(name, "0")
-    if raw not in ("0", "1"):
-        raise SystemExit(f"zmq bridge: {name} must be 1 or 0, not {raw!r}")
-    return raw == "1"
+from app.settings import get
 
 
 @dataclass
@@ -60,19 +44,19 @@ class Settings:
 
     @classmethod
     def from_env(cls):
-        env = os.environ.get
+        """The ``BRIDGE_*`` settings (declared in app/settings/declared.py)."""
         return cls(
-            pull=env("BRIDGE_PULL") or cls.pull,
-            router=env("BRIDGE_ROUTER") or cls.router,
-            xpub=env("BRIDGE_XPUB") or cls.xpub,
-            backlog=_int("BRIDGE_BACKLOG", cls.backlog),
-            batch=_int("BRIDGE_BATCH", cls.batch),
-            confirm_timeout=float(_int("BRIDGE_CONFIRM_TIMEOUT", int(cls.confirm_timeout))),
-            rcvhwm=_int("BRIDGE_RCVHWM", cls.rcvhwm),
-            sndhwm=_int("BRIDGE_SNDHWM", cls.sndhwm),
-            curve_secret=env("BRIDGE_CURVE_SECRET", ""),
-            curve_clients=env("BRIDGE_CURVE_CLIENTS", ""),
-            trust_local=_flag("BRIDGE_TRUST_LOCAL"),
+            pull=get("BRIDGE_PULL"),
+            router=get("BRIDGE_ROUTER"),
+            xpub=get("BRIDGE_XPUB"),
+            backlog=get("BRIDGE_BACKLOG"),
+            batch=get("BRIDGE_BATCH"),
+            confirm_timeout=float(get("BRIDGE_CONFIRM_TIMEOUT")),
+            rcvhwm=get("BRIDGE_RCVHWM"),
+            sndhwm=get("BRIDGE_SNDHWM"),
+            curve_secret=get("BRIDGE_CURVE_SECRET"),
+            curve_clients=get("BRIDGE_CURVE_CLIENTS"),
+            trust_local=get("BRIDGE_TRUST_LOCAL"),
         )
 
     def endpoints(self):

@@ -27,13 +27,14 @@ never break or stall the job (see sink.py); at the end it waits at most
 """
 import functools
 import logging
-import os
 import threading
 import time
 import uuid
 
 from workers.spark.progress import Progress
 from workers.spark.sink import Sink
+
+from app.settings import get
 
 log = logging.getLogger("herald.spark")
 
@@ -56,8 +57,8 @@ class SparkJobNotifier:
         self.user = user
         self.correlation_id = correlation_id or f"spark-{name}-{uuid.uuid4().hex[:12]}"
         self.interval = interval
-        self.via = via or os.environ.get("HERALD_NOTIFY_VIA", "redis")
-        self.zmq_endpoint = zmq_endpoint or os.environ.get("HERALD_ZMQ_ROUTER")
+        self.via = via or get("HERALD_NOTIFY_VIA")
+        self.zmq_endpoint = zmq_endpoint or get("HERALD_ZMQ_ROUTER") or None
         self.flush_timeout = flush_timeout
         self.details = {}
         self.sink = None

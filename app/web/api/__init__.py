@@ -1,8 +1,8 @@
-"""The JSON API: publish and read notifications, and the health check."""
-from flask import Blueprint
+"""The JSON API: publish and read notifications, and the health check.
 
-bp = Blueprint("api", __name__)
+Importing the package registers every route module on ``bp`` (blueprint.py).
+"""
+from app.web.api import console, digests, errors, feed, routes, spark, stream, webhooks  # noqa: F401
+from app.web.api.blueprint import bp
 
-from app.web.api import digests, errors, feed, routes, spark, stream  # noqa: E402,F401  (registers handlers and routes on bp)
-from app.web.api import webhooks  # noqa: E402,F401  (the /api/webhooks routes)
-from app.web.api import console  # noqa: E402,F401  (/api/presence, /api/ops/status)
+__all__ = ["bp"]

@@ -14,7 +14,8 @@ from app.ops import metrics
 from app.realtime import presence
 from app.redis_client import UNAVAILABLE
 from app.web.auth.guards import identify
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 
 @bp.get("/api/presence")

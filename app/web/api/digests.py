@@ -16,7 +16,8 @@ from flask import current_app, jsonify, request
 from app.web import extensions
 from app.digests import render, store
 from app.digests.schedule import ScheduleError, check, describe
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 FIELDS = ("id", "email", "topics", "min_severity", "schedule", "timezone", "enabled",
           "critical_now", "created", "quiet")

@@ -7,7 +7,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from app.web.auth.guards import Unauthorized, session_user
 from app.stream.publish import BusUnavailable
 from app.redis_client import UNAVAILABLE
-from app.web.api import bp
+from app.web.api.blueprint import bp
 
 log = logging.getLogger(__name__)
 

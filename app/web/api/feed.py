@@ -20,7 +20,8 @@ from app.stream.envelope import (
     check_topic_prefix,
     restrict,
 )
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

@@ -10,7 +10,8 @@ from app.users import read_state
 from app.stream.publish import IdempotencyConflict
 from app.stream.envelope import EnvelopeError
 from app.redis_client import UNAVAILABLE
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 log = logging.getLogger("herald.api")
 

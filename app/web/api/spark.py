@@ -3,7 +3,8 @@ from flask import current_app, jsonify
 
 from app.web import extensions
 from app.spark import launcher
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 
 admins_only = access.admins("only admins may run or read Spark jobs")

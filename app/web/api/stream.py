@@ -35,7 +35,8 @@ from app.realtime import replay
 from app.realtime.storm import BUSY, Busy
 from app.realtime.streams import END, Stream
 from app.redis_client import UNAVAILABLE
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from flask import jsonify, request
 
 from app.web import extensions
 from app.webhooks import store
-from app.web.api import access, bp
+from app.web.api import access
+from app.web.api.blueprint import bp
 
 PUBLIC = ("id", "url", "topics", "min_severity", "private", "created", "created_by")
 

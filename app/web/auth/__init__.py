@@ -1,6 +1,8 @@
-"""Sign-in pages, tokens for Socket.IO and REST, and request authentication."""
-from flask import Blueprint
+"""Sign-in pages, tokens for Socket.IO and REST, and request authentication.
 
-bp = Blueprint("auth", __name__)
+Importing the package registers the routes on ``bp`` (blueprint.py).
+"""
+from app.web.auth import routes  # noqa: F401
+from app.web.auth.blueprint import bp
 
-from app.web.auth import routes  # noqa: E402,F401  (registers the routes on bp)
+__all__ = ["bp"]

@@ -4,7 +4,8 @@ from flask import current_app, flash, jsonify, redirect, render_template, reques
 from app.users import accounts
 from app.web import extensions
 from app.redis_client import UNAVAILABLE
-from app.web.auth import bp, tokens
+from app.web.auth import tokens
+from app.web.auth.blueprint import bp
 from app.web.auth.guards import session_user
 
 

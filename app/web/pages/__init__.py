@@ -1,6 +1,8 @@
-"""The dashboard page and the front-end libraries it loads."""
-from flask import Blueprint
+"""The dashboard page and the front-end libraries it loads.
 
-bp = Blueprint("pages", __name__)
+Importing the package registers the routes on ``bp`` (blueprint.py).
+"""
+from app.web.pages import routes  # noqa: F401
+from app.web.pages.blueprint import bp
 
-from app.web.pages import routes  # noqa: E402,F401  (registers the routes on bp)
+__all__ = ["bp"]

@@ -7,7 +7,7 @@ from app.users import subscriptions
 from app.web.auth import tokens
 from app.web.auth.guards import session_user
 from app.settings import ROOT
-from app.web.pages import bp
+from app.web.pages.blueprint import bp
 
 # Only these files of node_modules are served, by a short public name.
 VENDOR = {

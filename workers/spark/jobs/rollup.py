@@ -41,6 +41,7 @@ from pyspark.sql import DataFrame, SparkSession, functions as F  # noqa: E402
 from pyspark.sql.types import StringType, StructField, StructType  # noqa: E402
 
 from app.spark.masters import is_local  # noqa: E402
+from app.settings import get  # noqa: E402
 from workers.spark.notifier import SparkJobNotifier  # noqa: E402
 
 ARCHIVE_SCHEMA = StructType([StructField(name, StringType()) for name in
@@ -272,7 +273,7 @@ def session(master):
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("herald-rollup")
-    master = master or os.environ.get("SPARK_MASTER")
+    master = master or get("SPARK_MASTER")
     if master:
         builder = builder.master(master)
     return builder.getOrCreate()

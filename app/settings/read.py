@@ -1,0 +1,178 @@
+"""Reading the environment: :func:`get` parses a declared setting into its typed
+value, or ends the process with one line naming it and what it must be.
+
+This is the only module of the web app, the workers and the bridge that reads
+the process environment (tests/unit/test_settings.py checks it).
+"""
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from app.settings.declared import SETTINGS
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel")
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def _bad(name, rule, raw):
+    raise SystemExit(f"herald: {name} must be {rule}, not {raw!r}")
+
+
+def _range(low, high, unit=""):
+    if low is None:
+        return ""
+    if high is None:
+        return f" of {low:g}{unit} or more"
+    return f" from {low:g} to {high:g}{unit}"
+
+
+def _parse(setting, raw):
+    """The typed value of ``raw`` (a non-empty string) for ``setting``."""
+    name, kind, low, high = setting.name, setting.kind, setting.low, setting.high
+    if kind == "text":
+        return raw
+    if kind == "flag":
+        return raw == "1" if raw in ("0", "1") else _bad(name, "1 or 0", raw)
+    if kind == "whole":
+        if not (raw.isascii() and raw.strip().lstrip("-").isdigit()):
+            _bad(name, "a whole number" + _range(low, high), raw)
+        value = int(raw)
+        if (low is not None and value < low) or (high is not None and value > high):
+            _bad(name, "a whole number" + _range(low, high), raw)
+        return value
+    if kind == "seconds":
+        try:
+            value = float(raw)
+        except ValueError:
+            _bad(name, "a number of seconds" + _range(low, high, " s"), raw)
+        if not ((low is None or value >= low) and (high is None or value <= high)):
+            _bad(name, "from {:g} to {:g} seconds".format(low, high) if high is not None
+                 else "a number of seconds" + _range(low, high, " s"), raw)
+        return value
+    if kind == "choice":
+        return raw if raw in setting.choices else _bad(name, " or ".join(setting.choices), raw)
+    if kind == "list":
+        items = tuple(item.strip() for item in raw.split(",") if item.strip())
+        unknown = [i for i in items if setting.choices and i not in setting.choices]
+        if unknown:
+            raise SystemExit(f"herald: {name} names unknown roles {unknown}; "
+                             f"choose from {', '.join(setting.choices)}")
+        return items
+    raise AssertionError(f"{name}: unknown kind {kind}")
+
+
+def get(name, environ=None):
+    """The value of setting ``name`` (declared in ``SETTINGS``): from the environment
+    when set and not empty, else its default. A bad value ends the process with
+    one line naming it."""
+    setting = SETTINGS[name]
+    raw = (os.environ if environ is None else environ).get(name, "")
+    return _parse(setting, raw) if raw != "" else setting.default
+
+
+def seconds(name):
+    """``name``'s value, a number of seconds (declared with its bounds)."""
+    return get(name)
+
+
+def var_dir():
+    """Where Herald keeps its local state (``VAR_DIR``, default ``var/``)."""
+    return Path(get("VAR_DIR") or ROOT / "var")
+
+
+def private_redis_socket():
+    """The unix socket of the private redis-server that ``make run`` starts."""
+    return var_dir() / "redis" / "redis.sock"
+
+
+def redis_url():
+    """``REDIS_URL``, or the private redis-server's socket when it is unset.
+
+    A URL Herald cannot use ends the process with a one-line error naming it.
+    """
+    url = get("REDIS_URL")
+    if not url:
+        return f"unix://{private_redis_socket()}"
+    parts = urlsplit(url)
+    problem = None
+    if parts.scheme not in REDIS_SCHEMES:
+        problem = "must start with " + ", ".join(f"{s}://" for s in REDIS_SCHEMES)
+    elif parts.scheme in ("redis", "rediss"):
+        try:
+            parts.port  # noqa: B018 (raises ValueError for a bad port)
+        except ValueError:
+            problem = "has a port that is not a number from 1 to 65535"
+        if not parts.hostname:
+            problem = "names no host"
+    elif parts.scheme == "unix" and not parts.path:
+        problem = "names no socket path"
+    if problem:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise SystemExit(f"herald: REDIS_URL {problem}: {shown!r}")
+    return url
+
+
+def port():
+    """``PORT`` (default 5000): where the web server listens."""
+    return get("PORT")
+
+
+def history_max():
+    """``HISTORY_MAX``: notifications kept in ``herald:stream`` (approximately)."""
+    return get("HISTORY_MAX")
+
+
+def archive_dir():
+    """``ARCHIVE_DIR``: the archiver's output and the Spark rollup's input."""
+    return Path(get("ARCHIVE_DIR") or var_dir() / "archive")
+
+
+def rollup_dir():
+    """``ROLLUP_DIR``: the rollup job's output."""
+    return Path(get("ROLLUP_DIR") or var_dir() / "rollup")
+
+
+def herald_url():
+    """``HERALD_URL``: where people reach Herald (links in emails), ending in "/";
+    by default the dashboard on this machine's ``PORT``."""
+    url = get("HERALD_URL") or f"http://127.0.0.1:{port()}/"
+    return url if url.endswith("/") else url + "/"
+
+
+def secure_cookies():
+    """``SESSION_COOKIE_SECURE``; unset, the session cookie is Secure (sent over
+    HTTPS only) unless Herald serves plain HTTP on loopback, as ``make run`` does."""
+    chosen = get("SESSION_COOKIE_SECURE")
+    return chosen if chosen is not None else get("HOST") not in LOOPBACK_HOSTS
+
+
+def max_connections_per_address():
+    """``MAX_CONNECTIONS_PER_ADDRESS``: 500, or no limit (0) behind trusted proxies,
+    where every client has the proxy's address."""
+    chosen = get("MAX_CONNECTIONS_PER_ADDRESS")
+    return chosen if chosen is not None else (0 if get("TRUSTED_PROXIES") else 500)
+
+
+def secret_key():
+    """``SECRET_KEY``, or one generated once and kept in ``var/secret_key``.
+
+    Tokens and sessions must survive a restart and be shared by every web
+    process, so a random key per process would not do.
+    """
+    if get("SECRET_KEY"):
+        return get("SECRET_KEY")
+    path = var_dir() / "secret_key"
+    if not path.exists():
+        import secrets
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(48))
+    return path.read_text().strip()
+
+
+def process_name(prefix):
+    """``<prefix>-<host>-<pid>``: a name unique to this process."""
+    return f"{prefix}-{socket.gethostname()}-{os.getpid()}"
