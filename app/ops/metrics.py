@@ -33,12 +33,12 @@ from prometheus_client.registry import CollectorRegistry
 
 from app.ops import heartbeats, worker_figures, worker_health
 from app.redis_client import UNAVAILABLE
+from app.stream.keys import METRICS_WORKERS
 from app.webhooks import figures as webhook_figures
 
 log = logging.getLogger(__name__)
 
 WEB_PREFIX = "herald:metrics:web:"
-WORKERS = "herald:metrics:workers"
 SNAPSHOT_EVERY = 5   # seconds between a web process's snapshots
 SNAPSHOT_TTL = 20    # seconds a snapshot outlives its process
 BATCH_BUCKETS = (1, 2, 5, 10, 20, 50, 100)
@@ -87,7 +87,7 @@ def process_label():
 def count(client, field, amount=1):
     """A worker adds to one of its counters (never raises: figures must not break work)."""
     try:
-        client.hincrby(WORKERS, field, amount)
+        client.hincrby(METRICS_WORKERS, field, amount)
     except UNAVAILABLE:
         pass
 
@@ -95,7 +95,7 @@ def count(client, field, amount=1):
 def gauge(client, field, value):
     """A worker sets one of its gauges (never raises)."""
     try:
-        client.hset(WORKERS, field, value)
+        client.hset(METRICS_WORKERS, field, value)
     except UNAVAILABLE:
         pass
 
@@ -191,7 +191,7 @@ class HeraldCollector:
             save_snapshot(self.app)  # this process's figures, fresh
             keys = sorted(client.scan_iter(WEB_PREFIX + "*", count=500))
             snapshots = client.mget(keys) if keys else []
-            workers = client.hgetall(WORKERS)
+            workers = client.hgetall(METRICS_WORKERS)
             faults = worker_health.faults(client)
             beats = heartbeats.read(client)
         except UNAVAILABLE as exc:

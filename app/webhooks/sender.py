@@ -28,9 +28,9 @@ import time
 
 import orjson
 
-from app.ops.metrics import WORKERS
 from app.stream.envelope import id_key
 from app.redis_client import UNAVAILABLE
+from app.stream.keys import METRICS_WORKERS
 from app.webhooks import post, signing, store
 
 log = logging.getLogger("herald.webhooks")
@@ -188,4 +188,5 @@ class Sender(threading.Thread):
     def _keys(self, *names):
         keys = {"queue": store.queue_key, "attempt": store.attempt_key,
                 "parked": store.parked_key, "stats": store.stats_key}
-        return [store.key(self.endpoint_id), *[keys[n](self.endpoint_id) for n in names], WORKERS]
+        return [store.key(self.endpoint_id), *[keys[n](self.endpoint_id) for n in names],
+                METRICS_WORKERS]

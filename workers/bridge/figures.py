@@ -6,8 +6,9 @@ Skipped while Redis is away; the counts then go in the next report.
 import time
 from collections import Counter
 
-from app.ops import metrics, worker_figures
+from app.ops import worker_figures
 from app.redis_client import UNAVAILABLE
+from app.stream.keys import METRICS_WORKERS
 
 REPORT_SECONDS = 1.0
 
@@ -33,7 +34,7 @@ class Reporter:
                 worker_figures.bridge_backlog(pipe, self.instance, backlog)
                 for field, value in now.items():
                     if value > self.reported[field]:
-                        pipe.hincrby(metrics.WORKERS, field, value - self.reported[field])
+                        pipe.hincrby(METRICS_WORKERS, field, value - self.reported[field])
                 pipe.execute()
             self.reported.update({k: v - self.reported[k] for k, v in now.items()})
         except UNAVAILABLE:
