@@ -1,0 +1,42 @@
+/*
+ * The snooze menu of a feed item (and of the detail view): a <details>, so it
+ * opens with Enter or Space, offering a few times from now and a time of the
+ * user's choosing, in the user's own zone.
+ */
+(function (herald) {
+  'use strict';
+
+  var e = _.escape;
+
+  // Snooze choices: a label and when (ms) from now.
+  function snoozeChoices(now) {
+    var tomorrow = new Date(now);
+    tomorrow.setDate(tomorrow.getDate() + 1);
+    tomorrow.setHours(9, 0, 0, 0);
+    var monday = new Date(tomorrow);
+    monday.setDate(monday.getDate() + ((8 - monday.getDay()) % 7 || 7) - 1);
+    return [['1 hour', now + 3600000], ['4 hours', now + 4 * 3600000],
+            ['Tomorrow 9:00', tomorrow.getTime()], ['Next week', monday.getTime()]];
+  }
+  herald.snoozeChoices = snoozeChoices;
+
+  // A value for <input type=datetime-local> in the user's zone.
+  herald.localInputValue = function (date) {
+    var pad = function (n) { return (n < 10 ? '0' : '') + n; };
+    return date.getFullYear() + '-' + pad(date.getMonth() + 1) + '-' + pad(date.getDate()) +
+      'T' + pad(date.getHours()) + ':' + pad(date.getMinutes());
+  };
+
+  // The snooze menu (a <details>, so it opens with Enter or Space).
+  herald.snoozeMenu = function (now) {
+    var min = herald.localInputValue(new Date(now + 60000));
+    return '<details class="snooze"><summary>Snooze</summary><div class="menu">' +
+      _.map(snoozeChoices(now), function (choice) {
+        return '<button type="button" class="snooze-for" data-until="' + choice[1] + '">' +
+          e(choice[0]) + '</button>';
+      }).join('') +
+      '<label>Until <input type="datetime-local" class="snooze-at" min="' + min + '"></label>' +
+      '<button type="button" class="snooze-custom">Snooze until then</button>' +
+      '</div></details>';
+  };
+})(window.herald = window.herald || {});
