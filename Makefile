@@ -2,13 +2,16 @@
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-test run example test test-fast bench clean
+.PHONY: setup setup-dev setup-test run example lint test-js test test-fast bench clean
 
 setup:
 	@bin/setup
 
+setup-dev:
+	@bin/setup --dev
+
 setup-test:
-	@bin/setup --browser
+	@bin/setup --browser --dev
 
 run: setup
 	@$(PY) bin/stack.py
@@ -16,11 +19,19 @@ run: setup
 example: setup
 	@$(PY) bin/example.py
 
-test: setup-test
+# ruff (pyproject.toml), then the browser client's unit tests in Node, then every Python test.
+test: setup-test test-js
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
+lint: setup-dev
+	@.venv/bin/ruff check --quiet .
+
+# clients/js/herald.js's unit tests, with Node's own test runner (no server, no browser).
+test-js:
+	@node --test clients/js/test/*.test.js
+
 # Unit and API tests only (no browser, Spark, fuzzing, or servers of their own): seconds.
-test-fast: setup
+test-fast: setup-dev test-js
 	@$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
 bench: setup-test

@@ -3,7 +3,7 @@
     python -m workers.zmq_bridge                      # run it (make run starts it)
     python -m workers.zmq_bridge keygen DIR --name N  # make a CURVE key pair
 
-Wire format (DESIGN.md, binding):
+Wire format (binding: docs/contract.md, "ZeroMQ wire format"):
 - fire-and-forget: PUSH -> PULL ``BRIDGE_PULL`` (tcp://127.0.0.1:5557), two
   frames ``[topic, json_envelope_without_id_ts]``;
 - confirmed: REQ/DEALER -> ROUTER ``BRIDGE_ROUTER`` (tcp://127.0.0.1:5559), one

@@ -7,7 +7,7 @@ queue, so the queue is where the bound is kept: once ``limit`` packets
 wait, the next one is not queued and ``overflow(queue)`` is called instead
 (the server then cuts that client off, see HeraldServer.shed).
 
-- :class:`BoundedQueue` is what ``HeraldEngineIO.create_queue`` (python-
+- :class:`BoundedQueue` is what ``EngineIO.create_queue`` (engine.py) (python-
   engineio's public hook) makes for every connection: gevent's queue, as
   python-engineio's own writer and long-polling need it.
 - :class:`DrainingQueue` replaces it on a connection opened directly as a
