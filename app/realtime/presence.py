@@ -14,7 +14,8 @@ One Lua script applies a process's changes (or, every ``SYNC_EVERY``
 seconds, its whole count, which also repairs what a Redis restart lost), so
 "online" changes exactly when the first connection opens anywhere or the
 last one closes everywhere; the script then publishes
-``{"user", "presence": {"user", "online", "at"}}`` on ``herald:control``,
+``{"user", "presence": {"user", "online", "at"}}`` on ``herald:control``
+(app/stream/control.py),
 which every relay turns into a ``presence`` event for the connections that
 asked for them. A process that dies leaves its counts behind; once its
 refresh is older than ``STALE_AFTER`` seconds any other process removes
@@ -30,6 +31,7 @@ from collections import Counter
 
 import orjson
 
+from app.stream import control
 from app.stream.keys import CONTROL
 from app.redis_client import UNAVAILABLE
 
@@ -48,7 +50,7 @@ WATCH_ROOM = "presence"  # Socket.IO room of the connections that asked for even
 # counts are the whole truth (users not listed have none here); "reap": the
 # process is gone (no pairs). Returns the users who came online, then those
 # who went offline, as two lists.
-_APPLY = """
+_APPLY = control.PRESENCE_LUA + """
 local proc, since, procs = KEYS[1], KEYS[2], KEYS[3]
 local label, now, mode, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local joined, left = {}, {}
@@ -91,10 +93,10 @@ else
 end
 local at = math.floor(now * 1000)
 for _, user in ipairs(joined) do
-  redis.call('PUBLISH', channel, cjson.encode({user = user, presence = {user = user, online = true, at = at}}))
+  redis.call('PUBLISH', channel, control_presence(user, true, at))
 end
 for _, user in ipairs(left) do
-  redis.call('PUBLISH', channel, cjson.encode({user = user, presence = {user = user, online = false, at = at}}))
+  redis.call('PUBLISH', channel, control_presence(user, false, at))
 end
 return {joined, left}
 """

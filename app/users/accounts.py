@@ -13,10 +13,10 @@ import hashlib
 import secrets
 import time
 
-import orjson
 import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from app.stream import control
 from app.stream.keys import CONTROL
 from app.stream.envelope import USERNAME_RE, USERNAME_RULE
 
@@ -93,7 +93,7 @@ def revoke_tokens(client, name):
         raise AccountError(f"name: there is no user {name!r}")
     with client.pipeline() as pipe:
         pipe.hset(_user_key(name), "token_key", secrets.token_hex(8))
-        pipe.publish(CONTROL, orjson.dumps({"user": name, "revoked": True}))
+        pipe.publish(CONTROL, control.revoked(name))
         pipe.execute()
 
 
@@ -106,7 +106,7 @@ def delete_user(client, name):
         pipe.delete(_user_key(name), f"herald:subs:{name}", f"herald:read:{name}",
                     f"herald:readids:{name}")
         pipe.srem(USERS, name)
-        pipe.publish(CONTROL, orjson.dumps({"user": name, "revoked": True}))
+        pipe.publish(CONTROL, control.revoked(name))
         pipe.execute()
 
 

@@ -17,9 +17,8 @@ the keys that changed).
 import logging
 import time
 
-import orjson
-
 from app.users import read_state
+from app.stream import control
 from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_stream_id
 from app.users.read_state import pad, unpad
@@ -56,7 +55,7 @@ def _snoozed(user):
 
 
 def _announce(pipe, user, change):
-    pipe.publish(CONTROL, orjson.dumps({"user": user, "state": change}))
+    pipe.publish(CONTROL, control.state(user, change))
 
 
 def check_ids(ids, field="ids", most=500):

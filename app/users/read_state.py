@@ -9,9 +9,9 @@ is announced on ``herald:control``, and every web process passes it to that
 user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
 "unread": [...]}``, so every tab's unread badge follows in real time.
 """
-import orjson
 import redis
 
+from app.stream import control
 from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
 
@@ -136,7 +136,7 @@ def apply(client, user, ids, upto, unread=()):
                     if below:
                         pipe.zadd(unread_key, {member: 0 for member in below})
                         pipe.zremrangebyrank(unread_key, 0, -MAX_IDS - 1)
-                pipe.publish(CONTROL, orjson.dumps({"user": user, "read": change}))
+                pipe.publish(CONTROL, control.read(user, change))
                 pipe.execute()
                 return change
             except redis.WatchError:

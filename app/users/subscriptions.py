@@ -2,7 +2,8 @@
 
 A subscription is a topic prefix (or ``*``) in the set ``herald:subs:<user>``.
 Each change is also announced on ``herald:control`` as ``{"user", "add" or
-"remove": [the topics that changed], "topics": [the full list after it]}``,
+"remove": [the topics that changed], "topics": [the full list after it]}``
+(app/stream/control.py),
 so that every web process moves that user's connections into or out of the
 matching rooms; a connection limited to some prefixes (a host-app token's
 ``topics`` claim) recomputes what it may see from the full list. The change
@@ -11,13 +12,14 @@ announced in the order they were applied, each with the list it left.
 """
 import redis
 
+from app.stream import control
 from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_topic_list
 
 # KEYS: the user's set, the control channel. ARGV: "add" or "remove", limit,
 # the user's name, then the topics. Answers {changed topics, full list}, or
 # the error "LIMIT" when adding would pass the limit (nothing changed then).
-_CHANGE_LUA = """
+_CHANGE_LUA = control.SUBSCRIPTIONS_LUA + """
 local changed = {}
 for i = 4, #ARGV do
   local member = redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1
@@ -36,7 +38,7 @@ end
 local full = redis.call('SMEMBERS', KEYS[1])
 table.sort(full)
 if #changed > 0 then
-  redis.call('PUBLISH', KEYS[2], cjson.encode({user = ARGV[3], [ARGV[1]] = changed, topics = full}))
+  redis.call('PUBLISH', KEYS[2], control_subscriptions(ARGV[3], ARGV[1], changed, full))
 end
 return {changed, full}
 """
