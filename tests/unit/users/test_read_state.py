@@ -1,10 +1,10 @@
-"""Per-user read state: the module, its REST endpoints and its Socket.IO event."""
+"""Per-user read state: the module and its REST endpoints (its Socket.IO event, on a live
+server: tests/integration/users/test_read_state.py)."""
 
 import pytest
 
-from app.users import accounts, read_state
-from app.stream.publish import Bus
-from tests.support import Listener, issue_token, wait_until
+from app.users import read_state
+from tests.support import issue_token
 
 
 def test_mark_ids_then_all(redis):
@@ -54,28 +54,6 @@ def test_rest_endpoints(client, user, api_key):
     assert reply.status_code == 400 and reply.get_json()["error"].startswith("upto: ")
     assert client.get("/api/read-state").status_code == 401
     assert client.get("/api/read-state", headers={"Authorization": f"Bearer {api_key}"}).status_code == 403
-
-
-def test_read_event_reaches_every_tab_of_the_user_only(live_server, redis):
-    accounts.create_user(redis, "ann", "ann-password")
-    accounts.create_user(redis, "ben", "ben-password")
-    ann_token = live_server.token("ann", "ann-password")
-    tab1, tab2 = Listener(live_server, ann_token), Listener(live_server, ann_token)
-    ben = Listener(live_server, live_server.token("ben", "ben-password"))
-    try:
-        sent = Bus(redis).publish("x", "for ann", user="ann")
-        ack = tab1.call("read", {"ids": [sent]})
-        assert ack == {"ok": True, "upto": None, "ids": [sent], "unread": []}
-        wait_until(lambda: tab1.reads and tab2.reads, message="read events in both tabs")
-        assert tab2.reads == [{"upto": None, "ids": [sent], "unread": []}]
-        assert tab1.call("read", {"ids": "nope"})["ok"] is False
-        # ben's own change reaches him after any of ann's that were misrouted would have.
-        assert ben.call("read", {"upto": sent})["ok"]
-        wait_until(lambda: ben.reads, message="ben's own read event")
-        assert ben.reads == [{"upto": sent, "ids": [], "unread": []}]
-    finally:
-        for listener in (tab1, tab2, ben):
-            listener.close()
 
 
 def test_marking_unread_again_below_and_above_the_watermark(redis):
