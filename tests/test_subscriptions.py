@@ -1,8 +1,8 @@
 """Subscriptions in Redis: changes and their announcements on herald:control."""
-import orjson
 import pytest
 
 from app.users import subscriptions
+from app.stream import control
 from app.stream.keys import CONTROL
 from tests.support import wait_until
 
@@ -15,7 +15,7 @@ def announcements(redis):
 
     def read():
         while (message := pubsub.get_message(timeout=0.05)) is not None:
-            heard.append(orjson.loads(message["data"]))
+            heard.append(control.decode(message["data"]))
         return heard
     yield read
     pubsub.close()
@@ -27,9 +27,9 @@ def test_each_change_is_announced_with_the_full_list_after_it(redis, announcemen
     assert subscriptions.remove(redis, "ann", ["news", "gone"]) == (["ops"], ["news"])
     assert subscriptions.remove(redis, "ann", ["ops"]) == ([], ["ops"])
     heard = wait_until(lambda: len(announcements()) == 3 and announcements(), message="announcements")
-    assert [subscriptions.announcement(change) for change in heard] == [
+    assert [change.data for change in heard] == [
         (["news", "ops"], [], ["news", "ops"]), ([], ["news"], ["ops"]), ([], ["ops"], [])]
-    assert all(change["user"] == "ann" for change in heard)
+    assert all(change.kind == control.SUBSCRIPTIONS and change.user == "ann" for change in heard)
 
 
 def test_the_limit_is_kept_and_a_refused_change_changes_nothing(redis, announcements):
@@ -38,7 +38,3 @@ def test_the_limit_is_kept_and_a_refused_change_changes_nothing(redis, announcem
         subscriptions.add(redis, "ann", ["c", "d"], limit=3)
     assert subscriptions.list_topics(redis, "ann") == ["a", "b"]
     assert subscriptions.add(redis, "ann", ["a", "c"], limit=3) == (["a", "b", "c"], ["c"])
-
-
-def test_an_announcement_from_an_older_process_has_no_full_list():
-    assert subscriptions.announcement({"user": "ann", "add": ["x"]}) == (["x"], [], None)

@@ -199,11 +199,5 @@ def by_process(client):
     return {label.decode(): client.hlen(PROC + label.decode()) for label in client.zrange(PROCS, 0, -1)}
 
 
-def event(change):
-    """The ``presence`` event's payload from a ``herald:control`` message."""
-    presence = change["presence"]
-    return {"user": presence["user"], "online": bool(presence["online"]), "at": presence["at"]}
-
-
 def snapshot_json(client):
     return orjson.dumps({"online": online(client)})

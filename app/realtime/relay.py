@@ -6,7 +6,8 @@ notification once, to the rooms of the prefixes of its topic (or to its
 owner's room when private), as the JSON Redis delivered; what arrived
 together is fanned out together (see HeraldServer.fan_out_many). It also
 follows ``herald:control``: subscription changes made through other
-processes, and read-state changes for a user's tabs.
+processes, read-state and archive/snooze changes for a user's tabs, presence,
+and credentials that ended (app.stream.control; one handler per kind).
 
 Server-Sent Events streams (streams.py) get the same batches, by the same
 rooms, and follow the same control messages.
@@ -21,7 +22,7 @@ import time
 import orjson
 
 from app.realtime import presence
-from app.users import subscriptions
+from app.stream import control
 from app.stream.follow import LiveFeed
 from app.ops.metrics import LAG_BUCKETS, Histogram
 from app.stream.envelope import id_key, restrict, visible_to
@@ -47,6 +48,12 @@ class Relay:
     def __init__(self, sio, namespace, redis_url, client):
         self.sio = sio
         self.namespace = namespace
+        self.control = control.Dispatch()
+        self.control.on(control.READ, self._read)
+        self.control.on(control.STATE, self._state)
+        self.control.on(control.PRESENCE, self._presence)
+        self.control.on(control.REVOKED, self._revoked)
+        self.control.on(control.SUBSCRIPTIONS, self._subscriptions)
         self.feed = LiveFeed(client, redis_url, self.deliver, self.control, name="relay",
                              deliver_many=self.deliver_many)
         self.running = False
@@ -65,26 +72,33 @@ class Relay:
     def stop(self):
         self.running = False
 
-    def control(self, change):
-        """A ``herald:control`` message: a subscription, read-state or presence change."""
-        if "read" in change:  # read state changed in some tab: tell all of them
-            self.sio.emit("read", change["read"], namespace=rooms.NAMESPACE,
-                          to=rooms.user_room(change["user"]))
-        elif "state" in change:  # archived, snoozed, or back: the same
-            self.sio.emit("state", change["state"], namespace=rooms.NAMESPACE,
-                          to=rooms.user_room(change["user"]))
-        elif "presence" in change:  # a user came online or went offline
-            self.sio.emit("presence", presence.event(change), namespace=rooms.NAMESPACE,
-                          to=presence.WATCH_ROOM)
-        elif change.get("revoked"):  # signed out, tokens revoked, or deleted
-            self.namespace.disconnect_user(change["user"])
-            if self.streams is not None:
-                self.streams.end_user(change["user"], "the user's credentials ended")
-        else:
-            announced = subscriptions.announcement(change)
-            self.namespace.apply_change(change["user"], *announced)
-            if self.streams is not None:
-                self.streams.apply_change(change["user"], *announced)
+    # -- herald:control, one handler per kind of message --------------------------
+
+    def _read(self, message):
+        """Read state changed in some tab: tell all of them."""
+        self.sio.emit("read", message.data, namespace=rooms.NAMESPACE,
+                      to=rooms.user_room(message.user))
+
+    def _state(self, message):
+        """Archived, snoozed, or back: the same."""
+        self.sio.emit("state", message.data, namespace=rooms.NAMESPACE,
+                      to=rooms.user_room(message.user))
+
+    def _presence(self, message):
+        """A user came online or went offline."""
+        self.sio.emit("presence", message.data, namespace=rooms.NAMESPACE,
+                      to=presence.WATCH_ROOM)
+
+    def _revoked(self, message):
+        """Signed out, tokens revoked, or deleted."""
+        self.namespace.disconnect_user(message.user)
+        if self.streams is not None:
+            self.streams.end_user(message.user, "the user's credentials ended")
+
+    def _subscriptions(self, message):
+        self.namespace.apply_change(message.user, *message.data)
+        if self.streams is not None:
+            self.streams.apply_change(message.user, *message.data)
 
     def deliver(self, envelope, raw=None):
         """Send one notification to every connection that should have it.

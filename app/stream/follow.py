@@ -23,6 +23,7 @@ import time
 import orjson
 
 from app.stream import history
+from app.stream.control import decode as decode_control
 from app.stream.keys import CONTROL, LIVE, STREAM
 from app.stream.envelope import id_key, with_id
 from app.redis_client import UNAVAILABLE, connect
@@ -41,8 +42,9 @@ class LiveFeed:
     ``raw`` is the envelope's JSON (bytes, ``id`` first). With
     ``deliver_many``, that is called instead with lists of such
     ``(envelope, raw)`` pairs (see the module's docstring). ``control``, if
-    given, is called with each decoded ``herald:control`` message, in order
-    with the notifications around it.
+    given, is called with each ``herald:control`` message, decoded (an
+    app.stream.control.Message; one that cannot be read is of kind UNKNOWN),
+    in order with the notifications around it.
     """
 
     def __init__(self, client, redis_url, deliver, control=None, name="feed", deliver_many=None):
@@ -145,7 +147,7 @@ class LiveFeed:
                 if batch:
                     self._hand_on(batch)
                     batch = []
-                self.control(orjson.loads(data))
+                self.control(decode_control(data))
         if batch:
             self._hand_on(batch)
 

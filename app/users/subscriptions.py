@@ -92,13 +92,3 @@ def add(client, user, topics, limit):
 def remove(client, user, topics):
     """Unsubscribe ``user`` from ``topics``; returns (the full list, the topics removed)."""
     return _change(client, user, "remove", topics)
-
-
-def announcement(change):
-    """``(added, removed, full list or None)`` from a ``herald:control`` subscription change.
-
-    Lua's cjson encodes an empty list as ``{}``: the full list after the
-    last topic was removed arrives so. None: the announcement did not carry it.
-    """
-    full = change.get("topics")
-    return change.get("add", []), change.get("remove", []), None if full is None else list(full)

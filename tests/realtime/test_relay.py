@@ -6,8 +6,9 @@ under test here, and the end-to-end tests drive the real one.
 import orjson
 import pytest
 
+from app.stream import control
 from app.stream.publish import Bus
-from app.realtime import rooms
+from app.realtime import presence, rooms
 from app.realtime.relay import Relay
 
 
@@ -20,10 +21,24 @@ class RecordingServer:
             self.emits.append(("notification", orjson.loads(text)["id"], tuple(to),
                                tuple(sorted(skip or ()))))
 
+    def emit(self, event, data, namespace=None, to=None):
+        self.emits.append((event, data, to))
+
 
 class NoNamespace:
     def apply_change(self, *args):
         raise AssertionError("not expected here")
+
+
+class RecordingNamespace:
+    def __init__(self):
+        self.calls = []
+
+    def apply_change(self, *args):
+        self.calls.append(("apply_change", *args))
+
+    def disconnect_user(self, user):
+        self.calls.append(("disconnect_user", user))
 
 
 @pytest.fixture
@@ -138,3 +153,18 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     assert cut and cut[0][0] == "eio-1" and "never went live" in cut[0][1]
     assert sid not in namespace.users and sid not in namespace.relay.held
     assert namespace.presence.local == {}  # no longer online through it
+
+
+def test_each_control_message_reaches_its_handler_and_what_cannot_be_read_is_skipped(redis_server, redis):
+    relay = Relay(RecordingServer(), RecordingNamespace(), redis_server.url, redis)
+    read = {"upto": "1-0", "ids": [], "unread": []}
+    for raw in (control.read("ann", read), b"not json", b'{"user":"ann"}',
+                control.state("ann", {"archived": ["1-0"]}), control.presence("bob", True, 5),
+                control.revoked("cy"), control.subscriptions("ann", "add", ["x"], ["x"])):
+        relay.feed.handle(b"herald:control", raw)
+    assert relay.sio.emits == [
+        ("read", read, rooms.user_room("ann")),
+        ("state", {"archived": ["1-0"]}, rooms.user_room("ann")),
+        ("presence", {"user": "bob", "online": True, "at": 5}, presence.WATCH_ROOM),
+    ]
+    assert relay.namespace.calls == [("disconnect_user", "cy"), ("apply_change", "ann", ["x"], [], ["x"])]
