@@ -42,7 +42,8 @@ def test_the_lua_encoders_write_what_python_writes(redis):
                   "control_subscriptions(ARGV[1], ARGV[2], {ARGV[3]}, {ARGV[3], ARGV[4]})",
                   "ann", "add", "a", "b")
     assert orjson.loads(written) == orjson.loads(control.subscriptions("ann", "add", ["a"], ["a", "b"]))
-    assert control.decode(written) == Message(control.SUBSCRIPTIONS, "ann", Subscriptions(["a"], [], ["a", "b"]))
+    assert control.decode(written) == \
+        Message(control.SUBSCRIPTIONS, "ann", Subscriptions(["a"], [], ["a", "b"]))
     # cjson writes the empty list left by the last removal as {}: it reads back as [].
     emptied = lua(redis, control.SUBSCRIPTIONS_LUA, "control_subscriptions(ARGV[1], ARGV[2], {ARGV[3]}, {})",
                   "ann", "remove", "a")
