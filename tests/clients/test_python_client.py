@@ -17,7 +17,7 @@ from app.stream.keys import STREAM
 from herald_client import (HeraldClient, InvalidNotification, NotAuthorized, TokenSigner,
                            Unavailable, retry_policy)
 from herald_client.flask import Herald
-from tests.auth.keys import SECRET, ec_pair
+from tests.helpers.keys import SECRET, ec_pair
 from tests.support import LiveServer, Listener, RedisServer, refusal
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

@@ -5,7 +5,7 @@ import random
 from app.users import subscriptions
 from app.stream.publish import Bus
 from app.stream.envelope import SEVERITIES, topic_matches
-from tests.auth.keys import host_token
+from tests.helpers.keys import host_token
 from tests.support import issue_token
 
 
@@ -15,7 +15,7 @@ def bearer(name):
 
 
 def jwt_bearer(name, topics=None):
-    """A host-app JWT for ``name`` (the app must have JWT_SECRET = tests.auth.keys.SECRET)."""
+    """A host-app JWT for ``name`` (the app must have JWT_SECRET = tests.helpers.keys.SECRET)."""
     claims = {"topics": topics} if topics is not None else {}
     return {"Authorization": f"Bearer {host_token(name, **claims)}"}
 

@@ -9,8 +9,8 @@ from app.stream.publish import Bus
 from app.settings import TestConfig
 from app.digests import render, store, windows
 from app.digests.collect import Collector
-from tests.api.helpers import bearer, jwt_bearer
-from tests.auth.keys import SECRET
+from tests.unit.web.api.helpers import bearer, jwt_bearer
+from tests.helpers.keys import SECRET
 
 DEFAULTS = {"email": None, "timezone": "UTC", "quiet": None, "rules": []}
 GOOD = {"email": "bob@example.com", "timezone": "Europe/Paris",

@@ -1,14 +1,12 @@
-"""POST/GET /api/spark/rollup, the Jobs page, and `flask spark rollup`."""
+"""POST/GET /api/spark/rollup and the Jobs page, without running Spark (a rollup run by
+Spark through them, and `flask spark rollup`: tests/integration/spark/test_spark_api.py)."""
 import json
 
 import pytest
 
 from app import create_app
 from app.settings import TestConfig
-from tests.spark.archive import generate
 from tests.support import issue_token, sign_in
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 @pytest.fixture
@@ -37,27 +35,6 @@ def test_latest_rollup(client, admin, tmp_path):
     (tmp_path / "rollup" / "summary.json").write_text(json.dumps({"rows_read": 3, "topics": []}))
     reply = client.get("/api/spark/rollup", headers=bearer(admin[0]))
     assert reply.status_code == 200 and reply.get_json()["rows_read"] == 3
-
-
-def test_launch_runs_the_job_in_a_process_of_its_own(app, client, admin, tmp_path, monkeypatch,
-                                                    redis_server):
-    monkeypatch.setenv("REDIS_URL", redis_server.url)
-    generate(tmp_path / "archive", 500, days=1)
-    reply = client.post("/api/spark/rollup", headers=bearer(admin[0]))
-    assert reply.status_code == 202
-    correlation_id = reply.get_json()["correlation_id"]
-    process = app.extensions["herald.spark_runs"].processes[correlation_id]
-    assert process.wait(300) == 0
-    log = (tmp_path / "spark" / f"{correlation_id}.log").read_text()
-    assert "500 notifications read" in log
-    assert json.loads((tmp_path / "rollup" / "summary.json").read_text())["correlation_id"] == correlation_id
-
-
-def test_cli_spark_rollup_passes_the_jobs_exit_status(runner, tmp_path, monkeypatch, redis_server):
-    monkeypatch.setenv("REDIS_URL", redis_server.url)
-    result = runner.invoke(args=["spark", "rollup", "--archive", str(tmp_path / "none"),
-                                 "--out", str(tmp_path / "out"), "--master", "local[1]"])
-    assert result.exit_code == 2
 
 
 def test_one_rollup_at_a_time(client, admin, redis):

@@ -14,8 +14,8 @@ from app import create_app
 from app.users import archive_and_snooze
 from app.stream.publish import Bus
 from app.settings import TestConfig
-from tests.api.helpers import bearer, ids, jwt_bearer, read, subscribe, walk_back
-from tests.auth.keys import SECRET
+from tests.unit.web.api.helpers import bearer, ids, jwt_bearer, read, subscribe, walk_back
+from tests.helpers.keys import SECRET
 
 SECRET_WORD = "zebra"  # only in eve's private notifications, and in one public one
 

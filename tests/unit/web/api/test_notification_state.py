@@ -8,7 +8,7 @@ import pytest
 from app.users import read_state, archive_and_snooze
 from app.stream.keys import CONTROL
 from app.stream.publish import Bus
-from tests.api.helpers import bearer, ids, subscribe
+from tests.unit.web.api.helpers import bearer, ids, subscribe
 
 
 @pytest.fixture

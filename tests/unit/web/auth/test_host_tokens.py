@@ -11,7 +11,7 @@ import pytest
 
 from app.web.auth.host_tokens import ConfigError, HostTokens, looks_like_jwt
 from app.web.auth.tokens import TokenError, issue
-from tests.auth.keys import SECRET, ec_pair, host_token, rsa_pair, unsigned_token
+from tests.helpers.keys import SECRET, ec_pair, host_token, rsa_pair, unsigned_token
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ path works (he gets the public notification beside it), so a path that
 delivered nothing would fail here rather than pass.
 """
 import time
-from pathlib import Path
 
 import pytest
 import requests
@@ -21,8 +20,6 @@ from app.digests.worker import Worker
 from tests.support import Listener, issue_token, wait_until
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
-ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def setup_users(redis):
@@ -105,9 +102,3 @@ def test_digests_keep_private_notifications_to_their_owner(redis, smtp_server):
     assert "for ada only" not in bodies["ben@example.com"]
     assert "for ada only" in bodies["ada@example.com"]
     assert "for ann only" not in bodies["ada@example.com"]
-
-
-def test_zmq_egress_is_documented_as_a_trusted_interface():
-    doc = (ROOT / "docs" / "zmq-bridge.md").read_text()
-    assert "Egress is a trusted-service interface" in doc
-    assert "private ones included" in doc

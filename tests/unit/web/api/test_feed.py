@@ -1,14 +1,14 @@
 """GET /api/notifications (filters, search, ``before`` paging) and GET /api/notifications/<id>.
 
 Checked against a seeded history and a reference model of the feed
-(tests/api/helpers.py): the API must answer exactly what the model says.
+(tests/unit/web/api/helpers.py): the API must answer exactly what the model says.
 """
 import pytest
 
 from app.users import read_state
 from app.stream.publish import Bus
 from app.stream.envelope import topic_matches
-from tests.api.helpers import bearer, ids, read, seed, subscribe, visible, walk_back
+from tests.unit.web.api.helpers import bearer, ids, read, seed, subscribe, visible, walk_back
 
 BOB_TOPICS = ("ops", "spark")
 
