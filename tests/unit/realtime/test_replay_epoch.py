@@ -4,13 +4,10 @@ The stream's epoch (app/stream/publish.py) is the id of its first entry ever; re
 from a last_id older than that could miss nothing only by luck, so the
 server says ``reset`` and ``replayed`` with ``recovered: false``.
 """
-from app.users import accounts
 from app.stream import history
-from app.users import subscriptions
 from app.stream.keys import EPOCH, STREAM
 from app.stream.publish import Bus
-from tests import support
-from tests.support import Listener, wait_until
+from tests.support import wait_until
 
 
 def test_the_publish_that_creates_the_stream_sets_its_epoch(redis):
@@ -39,19 +36,3 @@ def test_a_last_id_from_before_the_epoch_is_missed_history(redis):
     # Without the epoch this looked whole: nothing was trimmed from the new stream.
     assert history.missed_history(redis, old)
     assert not history.missed_history(redis, "0")
-
-
-def test_a_client_of_a_recreated_stream_is_told_it_did_not_recover(live_server, redis):
-    accounts.create_user(redis, "ann", "ann-password")
-    subscriptions.add(redis, "ann", ["news"], limit=10)
-    bus = Bus(redis)
-    old = bus.publish("news.a", "old")
-    redis.delete(STREAM)
-    bus.publish("news.a", "new")
-    listener = Listener(live_server, support.issue_token("ann"), last_id=old)
-    try:
-        wait_until(lambda: listener.replays, message="replayed")
-        assert listener.resets
-        assert listener.replays[0]["recovered"] is False
-    finally:
-        listener.close()
