@@ -184,7 +184,7 @@ def test_a_stream_lives_through_a_redis_restart_and_resumes_exactly_once(tmp_pat
 
 
 def test_metrics_count_open_streams_and_their_deliveries(server, people):
-    from tests.ops.test_health_and_metrics import scrape, value
+    from tests.integration.ops.test_health_and_metrics import scrape, value
     bus = people
     streams = [EventStream(server, issue_token(name)) for name in ("ann", "bob")]
     try:
