@@ -9,7 +9,7 @@ from app.webhooks import outbound, store
 from tests.e2e.conftest import accessibility_violations, horizontal_overflow, open_as_admin
 from tests.e2e.local_zone import assert_local_times, context  # noqa: F401  (context: the fixture)
 from tests.support import LiveServer
-from tests.webhooks.conftest import LOOPBACK_ALLOWED, receivers, start_worker  # noqa: F401
+from tests.helpers.webhooks import LOOPBACK_ALLOWED, receivers, start_worker  # noqa: F401
 
 SLOW = 15_000  # ms: the page refreshes the figures every 5 s
 

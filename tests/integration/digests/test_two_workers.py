@@ -19,7 +19,7 @@ from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import GROUP
 from tests.support import wait_until
-from tests.workers.processes import WorkerProcesses, beats
+from tests.integration.workers.processes import WorkerProcesses, beats
 
 pytestmark = pytest.mark.slow
 

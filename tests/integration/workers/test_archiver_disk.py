@@ -15,7 +15,8 @@ from app.stream.keys import STREAM
 from app.stream.publish import Bus
 from app.settings import TestConfig
 from tests.support import wait_until
-from tests.workers.test_archiver import ArchiverProcess, archived
+from tests.helpers.archives import archived
+from tests.integration.workers.test_archiver import ArchiverProcess
 from workers.archiver import FILE_NAME
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast

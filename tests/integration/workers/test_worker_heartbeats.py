@@ -4,7 +4,7 @@ import pytest
 
 from app.ops.heartbeats import BEATS
 from tests.support import Bridge, wait_until
-from tests.workers.processes import WorkerProcesses, beats
+from tests.integration.workers.processes import WorkerProcesses, beats
 
 pytestmark = pytest.mark.slow
 

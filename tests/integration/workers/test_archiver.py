@@ -1,5 +1,4 @@
 """The archiver: date-partitioned JSON Lines, resumed after a kill, nothing twice."""
-import json
 import os
 import signal
 import subprocess
@@ -8,6 +7,7 @@ import sys
 import pytest
 
 from app.stream.publish import Bus
+from tests.helpers.archives import archived
 from tests.support import ROOT, wait_until
 from workers.archiver import FILE_NAME, day_of, resume_position
 
@@ -38,16 +38,6 @@ class ArchiverProcess:
             self.process.wait(15)
         if not self.log.closed:
             self.log.close()
-
-
-def archived(folder):
-    """Every archived entry, by day; a day whose file the archiver has not
-    created yet (it makes the folder first) holds none."""
-    lines = []
-    for day in sorted(folder.glob("date=*")):
-        if (day / FILE_NAME).exists():
-            lines += [json.loads(line) for line in (day / FILE_NAME).read_text().splitlines()]
-    return lines
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ import pytest
 
 from app.webhooks import store
 from tests.support import issue_token, sign_in
-from tests.webhooks.conftest import register
+from tests.helpers.webhooks import register
 
 RECEIVER = "http://127.0.0.1:9/hook"
 

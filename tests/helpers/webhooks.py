@@ -1,4 +1,5 @@
-"""Real HTTP receivers on loopback and the real webhook worker process.
+"""Real HTTP receivers on loopback and the real webhook worker process, for the webhook
+tests of tests/unit and tests/integration (their conftest.py files import the fixtures).
 
 - ``Receiver``: a stdlib ``ThreadingHTTPServer`` in a thread that records
   every POST (headers, body, arrival time) and answers as the test says:

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from flask import Flask, render_template_string
@@ -18,11 +17,10 @@ from herald_client import (HeraldClient, InvalidNotification, NotAuthorized, Tok
                            Unavailable, retry_policy)
 from herald_client.flask import Herald
 from tests.helpers.keys import SECRET, ec_pair
-from tests.support import LiveServer, Listener, RedisServer, refusal
+from tests.support import ROOT, LiveServer, Listener, RedisServer, refusal
 
 pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "python" / "herald_client"
 
 

@@ -1,15 +1,15 @@
 """Two archivers sharing ARCHIVE_DIR: one writes, the other stands by and takes over when
-the writer is SIGKILLed; the archive holds every notification once, in id order. And the
-fence: a writer that lost the lease, or whose position is not where the archive ends,
-writes nothing."""
+the writer is SIGKILLed; the archive holds every notification once, in id order (the
+fence that keeps a writer that lost the lease from writing, step by step:
+tests/unit/workers/test_archiver_fence.py)."""
 import pytest
 
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from tests.helpers.archives import archived
+from tests.integration.workers.processes import WorkerProcesses, beats
 from tests.support import SteadyPublisher, wait_until
-from tests.workers.processes import WorkerProcesses, beats
-from tests.workers.test_archiver import archived
-from workers.archiver import LEASE_KEY, Archiver
+from workers.archiver import LEASE_KEY
 
 
 def leader_pid(redis):
@@ -57,30 +57,3 @@ def test_the_standby_takes_over_from_a_killed_writer(redis_server, redis, tmp_pa
         assert "writing the archive from" in second.output()
     assert [line["id"] for line in archived(folder)] == ids  # each once, in id order
     assert ids == publisher.accepted
-
-
-def test_the_fence_stops_a_writer_that_lost_its_lease_or_its_place(redis, tmp_path):
-    folder = tmp_path / "archive"
-    bus = Bus(redis)
-    ids = [bus.publish("arch.fence", f"f{i}") for i in range(30)]
-    entries = redis.xrange(STREAM)
-    paused = Archiver(redis, folder, lease=3)
-    assert paused.lead()
-    assert paused.store(entries[:10])
-    # The writer pauses past its lease; another takes over and writes on.
-    redis.delete(LEASE_KEY)
-    successor = Archiver(redis, folder, lease=3)
-    assert successor.lead() and successor.position == ids[9]
-    assert successor.store(entries[10:20])
-    # The paused one wakes with the next batch in hand: the lease is gone, so it
-    # writes nothing and stands by.
-    assert not paused.store(entries[10:15])
-    assert not paused.leading
-    assert [line["id"] for line in archived(folder)] == ids[:20]
-    # A writer holding the lease whose position is not where the archive ends (as if
-    # another wrote meanwhile) writes nothing and goes on from where the archive ends.
-    successor.position = ids[14]
-    assert not successor.store(entries[15:25])
-    assert successor.position == ids[19]
-    assert successor.store(entries[20:])
-    assert [line["id"] for line in archived(folder)] == ids

@@ -5,7 +5,7 @@ from app.stream.publish import Bus, BusUnavailable
 from app.redis_client import UNAVAILABLE
 from app.webhooks import outbound, store
 from tests.support import RedisServer, wait_until
-from tests.webhooks.conftest import LOOPBACK_ALLOWED, Receiver, WebhookWorker
+from tests.helpers.webhooks import LOOPBACK_ALLOWED, Receiver, WebhookWorker
 
 
 def publish_until_accepted(bus, title, timeout=15):

@@ -1,19 +1,10 @@
-"""docs/webhooks.md's verification snippet, run as written against a real delivery,
-and Herald's own signing helper against it."""
-import re
-
+"""docs/webhooks.md's verification snippet, run as written against a real delivery by the
+webhook worker (against Herald's own signing helper: tests/unit/webhooks/test_docs.py)."""
 from app.stream.publish import Bus
 from app.webhooks import signing
-from tests.support import ROOT, wait_until
-from tests.webhooks.conftest import register
-
-
-def documented_verify():
-    text = (ROOT / "docs" / "webhooks.md").read_text()
-    [code] = re.findall(r"```python\n(.*?)```", text, re.S)
-    scope = {}
-    exec(compile(code, "docs/webhooks.md", "exec"), scope)  # noqa: S102 (our own document)
-    return scope["verify"]
+from tests.helpers.webhooks import register
+from tests.support import wait_until
+from tests.unit.webhooks.test_docs import documented_verify
 
 
 def test_the_documented_snippet_verifies_a_real_delivery(client, admin_token, allow_loopback,
@@ -32,11 +23,3 @@ def test_the_documented_snippet_verifies_a_real_delivery(client, admin_token, al
     assert not verify(endpoint["secret"], body, "t=nonsense")
     stale = signing.sign(endpoint["secret"], body, timestamp=1_700_000_000)
     assert not verify(endpoint["secret"], body, stale)  # a replay from long ago
-
-
-def test_herald_signing_agrees_with_the_snippet():
-    verify = documented_verify()
-    header = signing.sign("whsec_agreeing-secret", b'{"id":"1-0"}')
-    assert verify("whsec_agreeing-secret", b'{"id":"1-0"}', header)
-    assert signing.verify("whsec_agreeing-secret", b'{"id":"1-0"}', header)
-    assert not signing.verify("whsec_agreeing-secret", b'{"id":"1-1"}', header)

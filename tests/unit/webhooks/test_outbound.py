@@ -1,14 +1,10 @@
-"""Where a webhook may point: the address rules, the allow-list setting, and the worker's
-refusal of a setting it cannot use (reported where /readyz and /metrics show it)."""
+"""Where a webhook may point: the address rules and the allow-list setting (the worker's
+refusal of a setting it cannot use: tests/integration/webhooks/test_outbound.py)."""
 import ipaddress
-import subprocess
-import sys
 
 import pytest
 
-from app.ops import worker_health
 from app.webhooks import outbound
-from tests.support import ROOT
 
 
 @pytest.mark.parametrize("address, why", [
@@ -38,22 +34,3 @@ def test_the_allow_list():
     assert outbound.check("http://[fd00::5]/", allowed)
     assert allowed[1] == {"hooks.internal"}
     assert outbound.allow_list("") == ([], set())
-
-
-def test_a_bad_allow_setting_is_a_worker_fault(redis, redis_server, monkeypatch):
-    monkeypatch.setenv("REDIS_URL", redis_server.url)
-    monkeypatch.setenv("WEBHOOK_ALLOW", "10.0.0.0/33")
-    done = subprocess.run([sys.executable, "-m", "workers.webhooks"], cwd=ROOT, timeout=30,
-                          capture_output=True, text=True)
-    assert done.returncode != 0
-    assert "WEBHOOK_ALLOW: '10.0.0.0/33' is neither a CIDR nor a host name" in done.stderr
-    assert "WEBHOOK_ALLOW" in worker_health.faults(redis)["webhook worker"]["detail"]
-
-
-def test_a_bad_number_is_a_worker_fault(redis, redis_server, monkeypatch):
-    monkeypatch.setenv("REDIS_URL", redis_server.url)
-    monkeypatch.setenv("WEBHOOK_BACKOFF_BASE", "soon")
-    done = subprocess.run([sys.executable, "-m", "workers.webhooks"], cwd=ROOT, timeout=30,
-                          capture_output=True, text=True)
-    assert done.returncode != 0
-    assert "WEBHOOK_BACKOFF_BASE must be a number" in worker_health.faults(redis)["webhook worker"]["detail"]

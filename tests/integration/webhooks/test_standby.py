@@ -4,7 +4,7 @@ duplicates only as the same delivery."""
 from app.stream.publish import Bus
 from app.webhooks.worker import LEASE_KEY
 from tests.support import wait_until
-from tests.webhooks.conftest import register
+from tests.helpers.webhooks import register
 
 
 def active_pid(redis):

@@ -1,7 +1,7 @@
 """Webhook delivery end to end: the real worker process POSTing to real loopback receivers.
 
 Backoff is shortened for tests (WEBHOOK_BACKOFF_BASE=0.05 s, WEBHOOK_BACKOFF_MAX=0.5 s,
-see conftest.py), so a receiver down for DOWN_SECONDS (30, as the issue asks;
+see tests/helpers/webhooks.py), so a receiver down for DOWN_SECONDS (30, as the issue asks;
 WEBHOOK_TEST_DOWN_SECONDS changes it) is retried many times meanwhile.
 """
 import hashlib
@@ -15,7 +15,7 @@ import pytest
 from app.stream.publish import Bus
 from app.webhooks import store
 from tests.support import wait_until
-from tests.webhooks.conftest import register
+from tests.helpers.webhooks import register
 
 DOWN_SECONDS = float(os.environ.get("WEBHOOK_TEST_DOWN_SECONDS", "30"))
 
