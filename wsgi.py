@@ -16,20 +16,15 @@ monkey.patch_all()
 # debugging): that keeps frame objects alive for every connection's reader.
 gevent.config.track_greenlet_tree = False
 
-import gc  # noqa: E402
-import logging  # noqa: E402
-import os  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
+import gc
+import logging
+import os
+import signal
+import socket
 
-
-from app import create_app  # noqa: E402
-from app.ops import metrics
-from app.users import archive_and_snooze
-from app.realtime.wire.admission import AdmittingServer, fd_budget  # noqa: E402
-from app import settings  # noqa: E402
-from app.settings import port as config_port  # noqa: E402
-from app.realtime.wire import bound_call, handler_class  # noqa: E402
+from app import create_app, services, settings
+from app.realtime.wire import bound_call, handler_class
+from app.realtime.wire.admission import AdmittingServer, fd_budget
 
 app = create_app()
 log = logging.getLogger("herald.web")
@@ -64,17 +59,15 @@ def listener(host, port, reuse_port):
 def serve():
     """Serve Herald until SIGINT or SIGTERM, then stop cleanly."""
     host = settings.get("HOST")
-    port = config_port()
+    port = settings.port()
     tune_garbage_collection()
-    relay = app.extensions["herald.relay"]
+    built = services.Services(**{name: app.extensions[f"herald.{name}"]
+                                 for name in services.Services._fields})
+    relay, presence = built.relay, built.presence
     relay.start()
-    gevent.spawn(metrics.keep_snapshots, app, lambda: relay.running)
-    # Snoozed notifications come back when due, even across restarts (their
-    # times are in Redis; every web process looks, one wakes each).
-    gevent.spawn(archive_and_snooze.keep_waking, app.extensions["herald.redis"], lambda: relay.running)
-    # Who is online, in every process's view (app/realtime/presence.py).
-    presence = app.extensions["herald.presence"]
-    gevent.spawn(presence.keep, lambda: relay.running)
+    for name, loop, args in services.background_loops(app, built):
+        log.info("starting %s", name)
+        gevent.spawn(loop, *args)
     # ACCESS_LOG=1: one line per request, through logging (so in LOG_FORMAT too).
     access_log = logging.getLogger("herald.access") if settings.get("ACCESS_LOG") else None
     sock = listener(host, port, settings.get("REUSE_PORT"))

@@ -1,34 +1,30 @@
 """Herald: real-time notifications for Flask, relayed over Socket.IO.
 
-``create_app(config)`` builds the web app: Redis client and Bus, blueprints
-(auth, api, pages), CLI commands, and the Socket.IO server mounted in front
-of the Flask app. The relay (one Redis subscription per process) is started
-by whoever serves the app, see ``wsgi.serve``.
+``create_app(config)`` builds the web app: the long-lived objects
+(app/services.py: Redis, the publishing Bus, tokens, presence, the Socket.IO
+server and its namespace, the relay), the blueprints (auth, api, pages, ops),
+the CLI commands, and the Socket.IO server mounted in front of the Flask app.
+The relay and the background loops are started by whoever serves the app
+(``wsgi.serve``), from ``services.background_loops``.
 
 Importing the package costs nothing: workers, the ZeroMQ bridge and Spark
-jobs use ``app.stream.publish`` and ``app.stream.envelope`` without loading Flask.
+jobs use ``app.stream`` without loading Flask.
 """
 
 
 def create_app(config=None):
     """Build a Herald app from ``config`` (a Config; from the environment by default)."""
-
     from flask import Flask
 
-    from app.cli import commands as cli
-    from app.web import client_files, extensions
+    from app import services
+    from app.cli import commands
     from app.ops import logs
-    from app.web import rate_limits, security
+    from app.ops.probes import bp as ops_bp
+    from app.settings import ROOT, Config
+    from app.web import client_files, extensions, rate_limits, security
     from app.web.api import bp as api_bp
     from app.web.auth import bp as auth_bp
-    from app.web.auth.bearer import TokenVerifier
-    from app.web.auth.host_tokens import ConfigError, HostTokens
-    from app.stream.publish import Bus
-    from app.settings import ROOT, Config
-    from app.ops.probes import bp as ops_bp
     from app.web.pages import bp as pages_bp
-    from app.realtime import init_app as init_realtime
-    from app.redis_client import connect
 
     config = config or Config()
     app = Flask(__name__, static_folder=str(ROOT / "static"),
@@ -36,17 +32,8 @@ def create_app(config=None):
     app.config.from_object(config)
     logs.configure()
 
-    client = connect(app.config["REDIS_URL"])
-    app.extensions["herald.redis"] = client
-    app.extensions["herald.bus"] = Bus(client, app.config["HISTORY_MAX"])
-    try:
-        host = HostTokens(app.config["JWT_SECRET"], app.config["JWT_PUBLIC_KEY"],
-                          app.config["JWT_AUDIENCE"], app.config["JWT_ISSUER"],
-                          app.config["JWT_LEEWAY"])
-    except ConfigError as exc:
-        raise SystemExit(f"herald: {exc}") from None
-    app.extensions["herald.tokens"] = TokenVerifier(client, app.config["SECRET_KEY"],
-                                                    app.config["TOKEN_TTL"], host)
+    built = services.build(app.config)
+    services.install(app, built)
     extensions.csrf.init_app(app)
     security.init_app(app)
     logs.init_app(app)
@@ -59,7 +46,7 @@ def create_app(config=None):
     extensions.csrf.exempt(api_bp)
     rate_limits.init_app(app, api_bp)
 
-    init_realtime(app)
+    services.mount_socketio(app, built)
     security.trust_proxies(app)
-    cli.init_app(app)
+    commands.init_app(app)
     return app

@@ -21,7 +21,7 @@
   joins the rooms of what the user's subscriptions cover inside them;
   private notifications to its user reach it whatever its limits.
 
-The seam between replay and live: the relay *holds* the connection before
+The seam between replay and live (seam.py) *holds* the connection before
 the history is read, keeping for it what it delivers meanwhile; after the
 last history chunk, joining the rooms and taking over the held notifications
 happen in one step with no I/O in between (gevent switches only on I/O), so
@@ -48,15 +48,16 @@ CONNECT_WAIT = 5.0
 class NotificationsNamespace(socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
-    def __init__(self, client, verifier, max_subscriptions, presence):
+    def __init__(self, client, verifier, max_subscriptions, presence, seam, reads=None,
+                 admission=None):
         super().__init__(rooms.NAMESPACE)
         self.client = client
         self.verifier = verifier  # app.web.auth.bearer.TokenVerifier
         self.max_subscriptions = max_subscriptions
-        self.relay = None  # set by init_app once the relay exists
+        self.seam = seam  # a seam.ReplaySeam: holds for replays, beside the relay's feed
         self.connect_wait = CONNECT_WAIT  # seconds for the CONNECT reply to go out
-        self.reads = None  # a budgets.ReadCoalescer, set by init_app
-        self.admission = None  # a storm.Admission (connect rate, replay turns), set by init_app
+        self.reads = reads  # a budgets.ReadCoalescer
+        self.admission = admission  # a storm.Admission (connect rate, replay turns), or None
         self.users = {}  # sid -> user name, for this process's connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
@@ -87,9 +88,9 @@ class NotificationsNamespace(socketio.Namespace):
             self.limits[sid] = who.topics
         if last_id is None:
             self._go_live(sid, name, topics)
-            self.server.start_background_task(self._say_live, sid, self.relay.feed.position)
+            self.server.start_background_task(self._say_live, sid, self.seam.feed.position)
         else:
-            self.relay.hold(sid, name, topics, who.topics)
+            self.seam.hold(sid, name, topics, who.topics)
             self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)
 
     def _admit(self, resuming):
@@ -127,7 +128,7 @@ class NotificationsNamespace(socketio.Namespace):
                 self._not_live(sid)
                 return
             for event, payload in replay.steps(
-                    self.client, self.relay, sid, name, topics, last_id,
+                    self.client, self.seam, sid, name, topics, last_id,
                     lambda live: self._go_live(sid, name, live), gone=gone):
                 self.emit(event, payload, to=sid)
                 self.server.sleep(0)  # the relay and the other replays get their turn
@@ -137,7 +138,7 @@ class NotificationsNamespace(socketio.Namespace):
         finally:
             if turn is not None:
                 turn.done()
-            self.relay.forget_hold(sid)
+            self.seam.forget_hold(sid)
 
     def _say_live(self, sid, position):
         """Tell a connection without ``last_id`` where it went live: every
@@ -180,7 +181,7 @@ class NotificationsNamespace(socketio.Namespace):
             self.presence.closed(name)
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
-        self.relay.forget(sid)
+        self.seam.forget(sid)
 
     # -- presence ----------------------------------------------------------------
 
@@ -263,7 +264,7 @@ class NotificationsNamespace(socketio.Namespace):
             limit = self.limits.get(sid)
             if limit is not None:
                 self._move_limited(sid, limit, added, removed, full)
-        self.relay.update_held(user, added, removed, full)
+        self.seam.update_held(user, added, removed, full)
 
     def _move_limited(self, sid, limit, added, removed, full):
         before = self.joined.get(sid, [])

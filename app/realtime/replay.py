@@ -1,7 +1,7 @@
 """One replay, as Socket.IO connections and event streams both need it.
 
-A connection (or stream) that resumes from ``last_id`` is *held* by the relay
-from before history is read (relay.hold), so nothing published meanwhile is
+A connection (or stream) that resumes from ``last_id`` is *held* by the seam
+from before history is read (seam.hold), so nothing published meanwhile is
 lost. :func:`steps` reads what it missed and yields what to send, in order:
 
 - ``("reset", {...})`` when ``last_id`` is past history (or from another
@@ -33,8 +33,8 @@ def newest(*ids):
     return max(present, key=id_key) if present else None
 
 
-def steps(client, relay, key, user, topics, last_id, go_live, gone=lambda: False):
-    """Yield ``(event, payload)`` for the replay of ``key`` (held by ``relay``)."""
+def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False):
+    """Yield ``(event, payload)`` for the replay of ``key`` (held by ``seam``)."""
     cursor, count = last_id, 0
     # 0 asks for all the history there is, which cannot have a gap.
     recovered = not (id_key(last_id) > (0, 0) and history.missed_history(client, last_id))
@@ -51,10 +51,10 @@ def steps(client, relay, key, user, topics, last_id, go_live, gone=lambda: False
     if gone():
         return
     # From here to go_live: no I/O, so no other greenlet runs.
-    live_topics, pending = relay.release(key, cursor)
+    live_topics, pending = seam.release(key, cursor)
     go_live(live_topics)
     if pending:
         yield "notifications", pending
         cursor = newest(cursor, pending[-1]["id"])
     yield "replayed", {"recovered": recovered, "count": count + len(pending),
-                       "last_id": newest(cursor, relay.feed.position)}
+                       "last_id": newest(cursor, seam.feed.position)}

@@ -40,14 +40,14 @@ class Stream:
 class StreamHub:
     """The open streams of this process, by room."""
 
-    def __init__(self, max_queue):
+    def __init__(self, max_queue, presence=None):
         self.max_queue = max_queue
         self.streams = {}  # key -> Stream
         self.rooms = {}    # room -> set of keys
         self.keys = itertools.count(1)
         self.delivered = 0
         self.shed = 0
-        self.presence = None  # an app.realtime.presence.Presence: a stream makes its user online
+        self.presence = presence  # an app.realtime.presence.Presence: a stream makes its user online
 
     def __len__(self):
         return len(self.streams)

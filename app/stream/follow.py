@@ -37,7 +37,8 @@ _LIVE, _CONTROL = LIVE.encode(), CONTROL.encode()
 
 
 class LiveFeed:
-    """Calls ``deliver(envelope, raw)`` once per notification, in id order, missing none.
+    """Calls ``deliver(envelope, raw)`` (given to :meth:`run`) once per notification, in
+    id order, missing none; ``position`` is the id of the last one handed on.
 
     ``raw`` is the envelope's JSON (bytes, ``id`` first). With
     ``deliver_many``, that is called instead with lists of such
@@ -47,21 +48,26 @@ class LiveFeed:
     in order with the notifications around it.
     """
 
-    def __init__(self, client, redis_url, deliver, control=None, name="feed", deliver_many=None):
+    def __init__(self, client, redis_url, name="feed"):
         self.client = client  # for stream reads (with timeouts)
         # No read timeout here: an idle channel is normal; health checks find dead links.
         self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
-        self.deliver = deliver
-        self.deliver_many = deliver_many
-        self.control = control
+        self.deliver = self.deliver_many = self.control = None  # given to run()
         self.log = logging.getLogger(f"herald.{name}")
         self.position = None
         self.position_key = (0, 0)
         self.connected = False
         self.reconnects = 0
 
-    def run(self, running):
-        """Follow the feed while ``running()`` is true."""
+    def hand_to(self, deliver, control=None, deliver_many=None):
+        """Who gets what the feed follows: ``deliver`` (or ``deliver_many``) and
+        ``control`` (see the class). :meth:`run` starts with this."""
+        self.deliver, self.control, self.deliver_many = deliver, control, deliver_many
+
+    def run(self, running, deliver, control=None, deliver_many=None):
+        """Follow the feed while ``running()`` is true, handing on what arrives
+        (:meth:`hand_to`)."""
+        self.hand_to(deliver, control, deliver_many)
         backoff = BACKOFF_FIRST
         channels = [LIVE, CONTROL] if self.control else [LIVE]
         while running():

@@ -10,6 +10,9 @@ from app.stream import control
 from app.stream.publish import Bus
 from app.realtime import presence, rooms
 from app.realtime.relay import Relay
+from app.realtime.seam import ReplaySeam
+from app.realtime.streams import StreamHub
+from app.stream.follow import LiveFeed
 
 
 class RecordingServer:
@@ -41,9 +44,17 @@ class RecordingNamespace:
         self.calls.append(("disconnect_user", user))
 
 
+def make_relay(redis_server, redis, sio, namespace):
+    """A relay as app/services.py wires one, its feed handing on to it as when running."""
+    feed = LiveFeed(redis, redis_server.url, name="relay")
+    relay = Relay(sio, feed, ReplaySeam(feed), namespace, StreamHub(max_queue=10))
+    feed.hand_to(*relay.handlers())
+    return relay
+
+
 @pytest.fixture
 def relay(redis_server, redis):
-    return Relay(RecordingServer(), NoNamespace(), redis_server.url, redis)
+    return make_relay(redis_server, redis, RecordingServer(), NoNamespace())
 
 
 def env(entry_id, topic="news.a", user=None):
@@ -70,51 +81,51 @@ def test_deliver_routes_to_prefix_rooms_or_the_owner(relay):
 
 
 def test_held_connection_keeps_only_what_it_may_see(relay):
-    relay.hold("s1", "ann", ["news"])
+    relay.seam.hold("s1", "ann", ["news"])
     hand_on(relay, env("5-0", "news.a"))
     hand_on(relay, env("6-0", "sports"))
     hand_on(relay, env("7-0", "other", user="ann"))
     hand_on(relay, env("8-0", "news.b", user="ben"))
-    topics, pending = relay.release("s1", "4-0")
+    topics, pending = relay.seam.release("s1", "4-0")
     assert topics == ["news"]
     assert [n["id"] for n in pending] == ["5-0", "7-0"]
-    assert "s1" not in relay.held
+    assert "s1" not in relay.seam.held
 
 
 def test_release_drops_what_the_replay_already_sent(relay):
-    relay.hold("s1", "ann", ["news"])
+    relay.seam.hold("s1", "ann", ["news"])
     for entry_id in ["5-0", "6-0", "7-0"]:
         hand_on(relay, env(entry_id))
-    _, pending = relay.release("s1", "6-0")
+    _, pending = relay.seam.release("s1", "6-0")
     assert [n["id"] for n in pending] == ["7-0"]
 
 
 def test_release_without_cursor_after_reset_hands_over_everything(relay):
-    relay.hold("s1", "ann", ["news"])
+    relay.seam.hold("s1", "ann", ["news"])
     hand_on(relay, env("5-0"))
-    assert [n["id"] for n in relay.release("s1", None)[1]] == ["5-0"]
+    assert [n["id"] for n in relay.seam.release("s1", None)[1]] == ["5-0"]
 
 
 def test_floor_skips_what_a_lagging_relay_would_send_twice(relay):
     hand_on(relay, env("5-0"))
-    relay.hold("s1", "ann", ["news"])
+    relay.seam.hold("s1", "ann", ["news"])
     # The replay read the stream up to 7-0; the relay is still at 5-0.
-    _, pending = relay.release("s1", "7-0")
+    _, pending = relay.seam.release("s1", "7-0")
     assert pending == []
     hand_on(relay, env("6-0"))
     hand_on(relay, env("7-0"))
     hand_on(relay, env("8-0"))
     skips = [skip for _, _, _, skip in relay.sio.emits[1:]]
     assert skips == [("s1",), ("s1",), ()]
-    assert relay.floors == {}
+    assert relay.seam.floors == {}
 
 
 def test_subscription_change_while_held(relay):
-    relay.hold("s1", "ann", ["news"])
-    relay.update_held("ann", ["spark"], ["news"])
+    relay.seam.hold("s1", "ann", ["news"])
+    relay.seam.update_held("ann", ["spark"], ["news"])
     hand_on(relay, env("5-0", "news.a"))
     hand_on(relay, env("6-0", "spark.x"))
-    topics, pending = relay.release("s1", "4-0")
+    topics, pending = relay.seam.release("s1", "4-0")
     assert topics == ["spark"] and [n["id"] for n in pending] == ["6-0"]
 
 
@@ -138,25 +149,25 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     from app.realtime.namespace import NotificationsNamespace
     from app.realtime.server import HeraldServer
     sio = HeraldServer(async_mode="threading")
+    seam = ReplaySeam(LiveFeed(redis, redis_server.url, name="relay"))
     namespace = NotificationsNamespace(redis, verifier=None, max_subscriptions=10,
-                                       presence=Presence(redis, "test:1"))
+                                       presence=Presence(redis, "test:1"), seam=seam)
     sio.register_namespace(namespace)
-    namespace.relay = Relay(sio, namespace, redis_server.url, redis)
     namespace.connect_wait = 0.05
     cut = []
     sio.cut_off = lambda eio_sid, why: cut.append((eio_sid, why))
     sid = sio.manager.pre_connect("eio-1", rooms.NAMESPACE)  # its CONNECT reply is pending
     namespace.users[sid] = "ann"
     namespace.presence.opened("ann")
-    namespace.relay.hold(sid, "ann", ["news"])
+    namespace.seam.hold(sid, "ann", ["news"])
     namespace._replay(sid, "ann", ["news"], "0-0")
     assert cut and cut[0][0] == "eio-1" and "never went live" in cut[0][1]
-    assert sid not in namespace.users and sid not in namespace.relay.held
+    assert sid not in namespace.users and sid not in namespace.seam.held
     assert namespace.presence.local == {}  # no longer online through it
 
 
 def test_each_control_message_reaches_its_handler_and_what_cannot_be_read_is_skipped(redis_server, redis):
-    relay = Relay(RecordingServer(), RecordingNamespace(), redis_server.url, redis)
+    relay = make_relay(redis_server, redis, RecordingServer(), RecordingNamespace())
     read = {"upto": "1-0", "ids": [], "unread": []}
     for raw in (control.read("ann", read), b"not json", b'{"user":"ann"}',
                 control.state("ann", {"archived": ["1-0"]}), control.presence("bob", True, 5),

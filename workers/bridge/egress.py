@@ -41,7 +41,7 @@ class Egress:
         self.xpub.linger = 0
         secure(self.xpub)
         self.xpub.bind(settings.xpub)
-        self.feed = LiveFeed(client, redis_url, self.send, name="bridge.egress")
+        self.feed = LiveFeed(client, redis_url, name="bridge.egress")
         self.private_allowed = settings.private_allowed
         self.withheld = 0
         self.running = True
@@ -49,7 +49,7 @@ class Egress:
         self.subscriptions = set()
 
     def run(self):
-        self.feed.run(lambda: self.running)
+        self.feed.run(lambda: self.running, self.send)
         self.xpub.close()
 
     def send(self, envelope, raw):

@@ -6,7 +6,7 @@ Each notification is one event, ``id:`` its id and ``data:`` its envelope
 JSON. ``Last-Event-ID`` (what ``EventSource`` sends when it reconnects) or
 ``?last_id=`` resumes as Socket.IO replay does: everything the caller may see
 after it that history still holds, then live, with no gap and no duplicate
-across the seam (the relay holds the stream while history is read, as for a
+across the seam (the seam holds the stream while history is read, as for a
 Socket.IO connection). Past history, a ``reset`` event. After the replay, a
 ``replayed`` event ``{"recovered", "count", "last_id"}``. Comment lines
 (``: heartbeat``) every SSE_HEARTBEAT seconds keep proxies from closing a
@@ -96,7 +96,7 @@ def stream():
     except Busy as busy:
         return _busy(busy)
     client = extensions.redis()
-    relay = current_app.extensions["herald.relay"]
+    seam = current_app.extensions["herald.seam"]
     hub = current_app.extensions["herald.streams"]
     topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
     try:
@@ -110,11 +110,11 @@ def stream():
     position = None
     if last_id is None:
         hub.open(opened)
-        position = relay.feed.position
+        position = seam.feed.position
     else:
-        relay.hold(opened.key, who.name, topics, who.topics)
+        seam.hold(opened.key, who.name, topics, who.topics)
     pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
-    body = _events(client, relay, hub, opened, last_id, position, heartbeat, turn, pause)
+    body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause)
     return Response(body,
                     mimetype="text/event-stream",
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
@@ -132,7 +132,7 @@ def _busy(busy):
                     headers={"Cache-Control": "no-store", "Retry-After": str(int(busy.retry_after + 1))})
 
 
-def _events(client, relay, hub, opened, last_id, position, heartbeat, turn=None,
+def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
             pause=lambda: None):
     """The response body: the replay (or where it went live), then live events.
     A replay waits for its ``turn`` (a bounded number run at once) and calls
@@ -145,7 +145,7 @@ def _events(client, relay, hub, opened, last_id, position, heartbeat, turn=None,
         else:
             ready = turn is None or turn.wait(lambda: False)
             if ready:
-                yield from _replay(client, relay, hub, opened, last_id, pause)
+                yield from _replay(client, seam, hub, opened, last_id, pause)
             if turn is not None:
                 turn.done()  # the next replay's go (the stream itself goes on)
             if not ready:
@@ -175,19 +175,19 @@ def _events(client, relay, hub, opened, last_id, position, heartbeat, turn=None,
     finally:
         if turn is not None:
             turn.done()
-        relay.forget_hold(key)
-        relay.forget(key)
+        seam.forget_hold(key)
+        seam.forget(key)
         hub.close(key)
 
 
-def _replay(client, relay, hub, opened, last_id, pause=lambda: None):
+def _replay(client, seam, hub, opened, last_id, pause=lambda: None):
     """What the stream missed since ``last_id`` (realtime/replay.py), as events; then
     it is live, in the hub. ``pause()`` after each step lets other greenlets run."""
     def go_live(topics):
         opened.topics = list(topics)
         hub.open(opened)
 
-    for name, payload in replay.steps(client, relay, opened.key, opened.user, opened.topics,
+    for name, payload in replay.steps(client, seam, opened.key, opened.user, opened.topics,
                                       last_id, go_live):
         if name == "notifications":
             yield b"".join(notification(envelope["id"], orjson.dumps(envelope))
