@@ -8,7 +8,12 @@
   Socket.IO, relay), as in production; stopped by the test that started it.
 - ``smtp_server``: aiosmtpd on a free port; ``.messages`` are the emails it took;
 - ``browser`` / ``page``: headless Debian Chromium driven by Playwright
-  (see tests/e2e/conftest.py).
+  (see tests/integration/e2e/conftest.py).
+
+Tests are chosen by path: tests/unit mirrors app/ (and workers/) and starts no
+process of its own (``make test-fast`` runs it); tests/integration holds
+whatever starts a web server, a worker process, Chromium, Spark or a fuzzer,
+or stops Redis. Markers come from the folder (see below).
 """
 import sys
 from pathlib import Path
@@ -28,20 +33,18 @@ ADMIN = ("ada", "ada-password")
 USER = ("bob", "bob-password")
 
 
-AREAS = ("e2e", "spark", "fuzz")  # folders whose tests carry the marker of that name
+AREAS = ("e2e", "spark", "fuzz")  # tests/integration/<area>: tests with the marker of that name
 
 
 def pytest_collection_modifyitems(items):
-    """Mark tests by folder (e2e, spark, fuzz: all slow too), and as slow every
-    test that runs a web server or worker of its own (``live_server``,
-    ``server``, ``start_worker`` fixtures)."""
+    """Markers come from the folder: every test under tests/integration is ``slow``,
+    and those under tests/integration/e2e, spark and fuzz carry that marker too."""
     for item in items:
-        area = Path(str(item.fspath)).relative_to(ROOT / "tests").parts[0]
-        if area in AREAS:
-            item.add_marker(area)
+        parts = item.path.relative_to(ROOT / "tests").parts
+        if parts[0] == "integration":
             item.add_marker("slow")
-        elif {"live_server", "start_worker", "server"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker("slow")  # a web server or worker process of its own
+            if parts[1] in AREAS:
+                item.add_marker(parts[1])
 
 
 @pytest.fixture(autouse=True)

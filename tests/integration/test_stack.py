@@ -15,8 +15,6 @@ from app.redis_client import connect
 from tests.support import ROOT, free_port, wait_until
 from herald_client.zmq import Publisher
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 
 def bridge_endpoints():
     """Free loopback ports for the ZeroMQ bridge the stack starts."""

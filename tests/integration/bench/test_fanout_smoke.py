@@ -8,11 +8,8 @@ import json
 import subprocess
 import sys
 
-import pytest
 
 from tests.support import ROOT
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def test_fanout_benchmark_runs_against_every_server():

@@ -19,8 +19,6 @@ from herald_client.flask import Herald
 from tests.helpers.keys import SECRET, ec_pair
 from tests.support import ROOT, LiveServer, Listener, RedisServer, refusal
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 PACKAGE = ROOT / "clients" / "python" / "herald_client"
 
 

@@ -21,8 +21,6 @@ from app.digests.collect import GROUP
 from tests.support import wait_until
 from tests.integration.workers.processes import WorkerProcesses, beats
 
-pytestmark = pytest.mark.slow
-
 TOPIC_LINE = re.compile(r"^  (ops\.n\d+): (.+)$", re.M)
 
 

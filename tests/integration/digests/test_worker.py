@@ -15,8 +15,6 @@ from app.digests import store, windows
 from app.digests.worker import Worker
 from app.digests.smtp import Smtp
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 AHEAD = 120  # seconds the worker's clock runs ahead: every window is due
 
 

@@ -2,7 +2,6 @@
 import re
 import socket
 
-import pytest
 import requests
 
 from app.users import accounts
@@ -11,8 +10,6 @@ from app.users import subscriptions
 from app.ops import worker_figures
 from app.stream.publish import Bus
 from tests.support import Listener, LiveServer, wait_until
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def scrape(server, **headers):

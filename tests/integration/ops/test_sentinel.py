@@ -15,8 +15,6 @@ from app.users import subscriptions
 from app.redis_client import SentinelURLError, connect, parse_sentinel_url
 from tests.support import Listener, LiveServer, free_port, wait_until
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 
 class SentinelServer:
     def __init__(self, folder, master_port, service="herald"):

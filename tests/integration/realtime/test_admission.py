@@ -10,8 +10,6 @@ import websocket
 
 from tests.support import LiveServer, wait_until
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 
 def idle(server, count):
     """``count`` TCP connections that send nothing."""

@@ -3,13 +3,10 @@ client gets one ``notifications`` frame with exactly those of the batch it
 may see, in id order, and nothing of anyone else's."""
 import uuid
 
-import pytest
 
 from app.users import accounts, subscriptions
 from app.stream.publish import Bus, prepare
 from tests.support import Listener, wait_until
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def test_a_batch_reaches_each_client_as_exactly_what_it_may_see(live_server, redis):

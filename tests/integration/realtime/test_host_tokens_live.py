@@ -11,8 +11,6 @@ from app.stream.publish import Bus
 from tests.helpers.keys import SECRET, host_token, rsa_pair, unsigned_token
 from tests.support import LiveServer, Listener, marked, refusal, wait_until
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 AUDIENCE = "herald"
 
 

@@ -13,9 +13,6 @@ from app.users import accounts
 from app.web.auth import tokens
 from tests.support import NAMESPACE, Listener, marked, wait_until
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
-
 
 @pytest.fixture
 def tokens_of(live_server, redis):

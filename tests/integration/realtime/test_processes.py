@@ -5,14 +5,11 @@ Each web process has its own Redis subscription and relays to its own
 clients; nothing is forwarded between processes, so a notification reaching
 a client twice or not at all would show here.
 """
-import pytest
 import requests
 
 from app.users import accounts, read_state, subscriptions
 from app.stream.publish import Bus
 from tests.support import Listener, LiveServer, free_port, wait_until
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 USER = ("ann", "ann-password")
 

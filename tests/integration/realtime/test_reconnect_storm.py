@@ -36,7 +36,6 @@ def bench_storm():
     return module
 
 
-@pytest.mark.slow  # starts servers and 500 clients: not in make test-fast
 @pytest.mark.timeout(400)
 def test_every_client_comes_back_and_gets_everything_once(redis_server, redis, tmp_path):
     # The clients' widest reconnect window is 2 s (5 s in a browser): they come back

@@ -4,13 +4,10 @@ import socket
 import subprocess
 import threading
 
-import pytest
 import socketio
 
 from app.users import accounts
 from tests.support import NAMESPACE, LiveServer, RedisServer, wait_until
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 KEYS = 600_000  # enough data that Redis takes a noticeable time to load it back
 

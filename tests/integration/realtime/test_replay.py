@@ -12,8 +12,6 @@ from app.stream.publish import Bus
 from app.stream.history import visible_to
 from tests.support import NAMESPACE, LiveServer, Listener, marked, wait_until
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 
 @pytest.fixture
 def ann(redis):

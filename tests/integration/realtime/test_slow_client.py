@@ -5,8 +5,6 @@ from app.users import accounts, subscriptions
 from app.stream.publish import Bus
 from tests.support import LiveServer, Listener, StalledClient, rss_mb, wait_until
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 FLOOD = 10_000
 BLOB = "x" * 8000  # ~8 KB per notification: 80 MB in all, were it all queued
 RSS_BOUND_MB = 64

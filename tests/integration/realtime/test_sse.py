@@ -149,7 +149,6 @@ def test_signing_out_everywhere_ends_a_stream(server, people, redis):
         stream.close()
 
 
-@pytest.mark.slow
 def test_a_stream_lives_through_a_redis_restart_and_resumes_exactly_once(tmp_path):
     redis_server = RedisServer(tmp_path)
     redis_server.start()

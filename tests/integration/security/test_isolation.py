@@ -9,7 +9,6 @@ delivered nothing would fail here rather than pass.
 """
 import time
 
-import pytest
 import requests
 
 from app.users import accounts, read_state, subscriptions
@@ -18,8 +17,6 @@ from app.digests import store
 from app.digests.smtp import Smtp
 from app.digests.worker import Worker
 from tests.support import Listener, issue_token, wait_until
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def setup_users(redis):

@@ -11,8 +11,6 @@ from tests.helpers.archives import archived
 from tests.support import ROOT, wait_until
 from workers.archiver import FILE_NAME, day_of, resume_position
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 
 class ArchiverProcess:
     def __init__(self, redis_url, folder, log_path):

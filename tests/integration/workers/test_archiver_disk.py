@@ -7,7 +7,6 @@ import os
 import stat
 import subprocess
 
-import pytest
 
 from app import create_app
 from app.ops import worker_health
@@ -18,8 +17,6 @@ from tests.support import wait_until
 from tests.helpers.archives import archived
 from tests.integration.workers.test_archiver import ArchiverProcess
 from workers.archiver import FILE_NAME
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 @contextlib.contextmanager

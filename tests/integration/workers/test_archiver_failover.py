@@ -2,7 +2,6 @@
 the writer is SIGKILLed; the archive holds every notification once, in id order (the
 fence that keeps a writer that lost the lease from writing, step by step:
 tests/unit/workers/test_archiver_fence.py)."""
-import pytest
 
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
@@ -21,7 +20,6 @@ def stream_ids(redis):
     return [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)]
 
 
-@pytest.mark.slow
 def test_the_standby_takes_over_from_a_killed_writer(redis_server, redis, tmp_path):
     folder = tmp_path / "archive"
     bus = Bus(redis)

@@ -14,7 +14,6 @@ from app.settings import TestConfig
 from herald_client.zmq import Publisher, Subscriber
 from tests.support import Bridge, wait_until
 
-pytestmark = pytest.mark.slow
 
 PEERS, EACH = 6, 150  # peers (half on each bridge) and confirmed publishes per peer
 

@@ -6,8 +6,6 @@ from app.ops.heartbeats import BEATS
 from tests.support import Bridge, wait_until
 from tests.integration.workers.processes import WorkerProcesses, beats
 
-pytestmark = pytest.mark.slow
-
 DETAILS = {
     "workers.archiver": ("archiver", {"leader", "position", "lag_seconds", "written"}),
     "workers.digest": ("digest", {"consumer", "collected", "sent", "pending"}),

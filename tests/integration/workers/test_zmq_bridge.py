@@ -14,8 +14,6 @@ from app.stream.publish import Bus
 from tests.support import ROOT, Bridge, RedisServer, free_port, wait_until
 from herald_client.zmq import Publisher, PublishError, Subscriber
 
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
-
 SUBSCRIPTION_SETTLE = 0.5  # ZeroMQ's slow joiner: let SUBSCRIBE reach the XPUB
 
 

@@ -2,11 +2,7 @@
 bodies, and long-polling Engine.IO posts."""
 import json
 
-import pytest
 import requests
-
-
-pytestmark = pytest.mark.slow  # starts servers or waits on real time: not in make test-fast
 
 
 def chunks(*parts):

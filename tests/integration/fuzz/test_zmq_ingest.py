@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from app.stream import envelope as rules
 from app.stream.keys import STREAM
-from tests.fuzz.conftest import TRIED
-from tests.fuzz.test_socketio import JSON
+from tests.integration.fuzz.conftest import TRIED
+from tests.integration.fuzz.test_socketio import JSON
 from tests.support import Bridge, wait_until
 from herald_client.zmq import Publisher
 

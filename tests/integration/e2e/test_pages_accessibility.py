@@ -10,7 +10,7 @@ from app.users import accounts
 from app.ops import heartbeats
 from app.users import subscriptions
 from app.stream.publish import Bus
-from tests.e2e.conftest import (DESKTOP, PHONE, accessibility_violations, horizontal_overflow,
+from tests.integration.e2e.conftest import (DESKTOP, PHONE, accessibility_violations, horizontal_overflow,
                                 sign_in)
 
 

@@ -1,6 +1,6 @@
 """The browser enforces Herald's Content-Security-Policy, and the reporter every
 browser test relies on (conftest.py) sees a violation when there is one."""
-from tests.e2e.conftest import CSP_REPORTER
+from tests.integration.e2e.conftest import CSP_REPORTER
 
 
 def test_inline_script_is_blocked_and_reported(browser, live_server):
@@ -21,7 +21,7 @@ def test_inline_script_is_blocked_and_reported(browser, live_server):
         }""")
         assert page.evaluate("window.injected") is None
         # (eval cannot be tried from here: Playwright's evaluate is not subject to the
-        # page's policy. The policy has no 'unsafe-eval': tests/security/test_headers.py.)
+        # page's policy. The policy has no 'unsafe-eval': tests/unit/web/test_headers.py.)
         page.wait_for_function("() => true")  # let the violation events be delivered
         assert any(v.startswith("script-src") for v in violations), violations
         assert any(v.startswith("style-src") for v in violations), violations

@@ -3,7 +3,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.users import accounts
-from tests.e2e.conftest import sign_in, subscribe
+from tests.integration.e2e.conftest import sign_in, subscribe
 
 PAGE_WAIT = 2_000  # ms: a notification must show within 2 s of its publish
 

@@ -8,8 +8,8 @@ from app.users import accounts
 from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import Collector
-from tests.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin, sign_in
-from tests.e2e.local_zone import assert_local_times, context  # noqa: F401  (context: the fixture)
+from tests.integration.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin, sign_in
+from tests.integration.e2e.local_zone import assert_local_times, context  # noqa: F401  (context: the fixture)
 
 
 @pytest.fixture

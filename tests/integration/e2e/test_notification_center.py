@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from app.users import accounts, subscriptions
 from app.stream.publish import Bus
-from tests.e2e.conftest import DESKTOP, PHONE, horizontal_overflow, sign_in
+from tests.integration.e2e.conftest import DESKTOP, PHONE, horizontal_overflow, sign_in
 
 WAIT = 5_000
 

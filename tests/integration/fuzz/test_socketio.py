@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from app.users import accounts, subscriptions
 from app.stream.publish import Bus
 from app.stream.envelope import TOPIC_RE
-from tests.fuzz.conftest import TRIED
+from tests.integration.fuzz.conftest import TRIED
 from tests.support import Listener, LiveServer, wait_until
 
 NS = "/notifications"
@@ -38,7 +38,7 @@ def server(redis_server, tmp_path_factory):
     client = redis_server.client()
     client.flushall()
     accounts.create_user(client, "ann", "ann-password")
-    # Payloads are under test here, not the message budget (tests/realtime/test_budgets.py).
+    # Payloads are under test here, not the message budget (tests/unit/realtime/test_budgets.py).
     running = LiveServer(redis_server.url, tmp_path_factory.mktemp("web"),
                          CLIENT_MESSAGE_RATE="100000", CLIENT_MESSAGE_BURST="100000")
     running.start()

@@ -9,7 +9,7 @@ import time
 from playwright.sync_api import expect
 
 from app.users import accounts
-from tests.e2e.conftest import open_as_admin, sign_in
+from tests.integration.e2e.conftest import open_as_admin, sign_in
 from tests.support import ROOT, wait_until
 
 BEAT = 1.0  # HEARTBEAT_INTERVAL of the worker under test

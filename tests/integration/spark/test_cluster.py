@@ -2,7 +2,7 @@
 
 ``SPARK_MASTER=spark://…`` had only ever been run on ``local[*]``, where the
 driver and the tasks share one JVM and one Python. Here a master and a
-worker (tests/spark/cluster.py: the installed PySpark, 127.0.0.1 only, free
+worker (tests/integration/spark/cluster.py: the installed PySpark, 127.0.0.1 only, free
 ports, everything under tmp_path) give the job executors of their own, and
 the job goes through the web app's launcher (``launch_rollup``): spark-submit
 in client mode, the project shipped with ``--py-files``, the executors' Python
@@ -22,13 +22,11 @@ import zipfile
 import pytest
 
 from app.spark import launcher
-from tests.spark.archive import generate
-from tests.spark.cluster import StandaloneCluster, group_members, loopback_env
-from tests.spark.test_notifier import job_notifications
+from tests.integration.spark.archive import generate
+from tests.integration.spark.cluster import StandaloneCluster, group_members, loopback_env
+from tests.integration.spark.test_notifier import job_notifications
 from tests.support import wait_until
 from workers.spark.jobs import rollup
-
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 COUNT = 20_000
 JOB_TIMEOUT = 300  # seconds a submitted job may take before it is killed (and the test fails)

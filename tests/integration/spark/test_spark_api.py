@@ -2,7 +2,7 @@
 job's exit status (the rest of the API: tests/unit/web/api/test_spark_api.py)."""
 import json
 
-from tests.spark.archive import generate
+from tests.integration.spark.archive import generate
 from tests.unit.web.api import test_spark_api as api
 
 app = api.app  # the fixture: an app whose archive, rollups and Spark logs are in tmp_path

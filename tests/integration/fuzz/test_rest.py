@@ -10,7 +10,6 @@ every entry is a whole, valid notification: each operation's test checks that
 right after its own fuzzing.
 """
 import json
-from pathlib import Path
 
 import orjson
 import pytest
@@ -27,12 +26,12 @@ from app.stream import envelope as rules
 from app.stream.keys import STREAM
 from app.settings import TestConfig
 from tests import support
-from tests.fuzz.conftest import TRIED
+from tests.integration.fuzz.conftest import TRIED
 
-DESCRIPTION = Path(__file__).resolve().parents[2] / "app" / "web" / "api" / "openapi.json"
+DESCRIPTION = support.ROOT / "app" / "web" / "api" / "openapi.json"
 # /healthz and /readyz take no input (and /readyz is 503 by design here: this
-# in-process app runs no relay); they are tested in tests/ops. /api/stream
-# answers an endless event stream: tests/realtime/test_sse.py drives it.
+# in-process app runs no relay); they are tested in tests/integration/ops. /api/stream
+# answers an endless event stream: tests/integration/realtime/test_sse.py drives it.
 OPERATIONS = [(method.upper(), path)
               for path, item in json.loads(DESCRIPTION.read_text())["paths"].items()
               for method in item if method in ("get", "post", "patch", "delete")

@@ -4,7 +4,7 @@ from playwright.sync_api import expect
 
 from app.users import accounts, subscriptions
 from app.stream.publish import Bus
-from tests.e2e.conftest import sign_in
+from tests.integration.e2e.conftest import sign_in
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ Two browser contexts sign in to the example app as two of *its* users (no
 Herald accounts). The board's cards are a Backbone collection that
 Herald.sync keeps live: what one user changes, the other sees without a
 reload; an assignment alert reaches its user alone. Every page is checked
-for Content-Security-Policy violations (tests/e2e/conftest.py).
+for Content-Security-Policy violations (tests/integration/e2e/conftest.py).
 """
 import pytest
 import requests
@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from app.users import accounts
 from app.stream.keys import STREAM
-from tests.e2e.conftest import CSP_REPORTER, accessibility_violations, no_horizontal_scroll
+from tests.integration.e2e.conftest import CSP_REPORTER, accessibility_violations, no_horizontal_scroll
 from tests.support import EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, free_port
 
 SEEN = 5_000  # ms: generous on a busy machine; bench/edit_latency.py measures the real figure

@@ -7,10 +7,10 @@ Every browser test also checks Herald's Content-Security-Policy: a
 violation reported by any page it opened (an inline script or style, an
 ``eval``) fails the test at teardown.
 """
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import sync_playwright
+
+from tests.support import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -79,7 +79,7 @@ def open_as_admin(page, server, redis, link):
     return page
 
 
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 

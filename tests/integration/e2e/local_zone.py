@@ -1,6 +1,6 @@
 """A browser context in a time zone far from UTC, for pages that must show local times.
 
-Import ``context`` into a test module to replace tests/e2e/conftest.py's for
+Import ``context`` into a test module to replace tests/integration/e2e/conftest.py's for
 that module: the same Content-Security-Policy check, in Asia/Kathmandu
 (UTC+05:45, no daylight saving) and en-US, so that a time shown in UTC, or
 in the server's zone, shows up as wrong.
@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.e2e.conftest import CSP_REPORTER
+from tests.integration.e2e.conftest import CSP_REPORTER
 
 ZONE = "Asia/Kathmandu"
 

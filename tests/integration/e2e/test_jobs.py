@@ -8,9 +8,9 @@ from playwright.sync_api import expect
 
 from app.spark import launcher
 from app.stream.publish import Bus
-from tests.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin
-from tests.e2e.local_zone import assert_local_times, context, local  # noqa: F401  (context: the fixture)
-from tests.spark.archive import generate
+from tests.integration.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin
+from tests.integration.e2e.local_zone import assert_local_times, context, local  # noqa: F401  (context: the fixture)
+from tests.integration.spark.archive import generate
 from tests.support import wait_until
 
 RECORD = """() => {

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from app.users import accounts, subscriptions
 from app.stream.publish import Bus
-from tests.e2e.conftest import sign_in
+from tests.integration.e2e.conftest import sign_in
 
 COUNT = 650        # past the 550 the feed holds before it lets the oldest 50 go
 REPEAT_EVERY = 10  # every tenth has the same topic and title: one collapsed group

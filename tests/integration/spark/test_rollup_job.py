@@ -8,8 +8,8 @@ import time
 import pytest
 
 from app.users import accounts, subscriptions
-from tests.spark.archive import generate
-from tests.spark.test_notifier import job_notifications
+from tests.integration.spark.archive import generate
+from tests.integration.spark.test_notifier import job_notifications
 from tests.support import ROOT, Listener, wait_until
 from workers.spark.jobs import rollup
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.users import accounts, subscriptions
 from app.stream.publish import Bus
-from tests.e2e.conftest import sign_in
+from tests.integration.e2e.conftest import sign_in
 from tests.support import (LiveServer, Listener, RedisServer, SteadyPublisher, rest_publisher,
                            wait_until)
 
