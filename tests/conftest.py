@@ -17,6 +17,7 @@ or stops Redis. Markers come from the folder (see below).
 """
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -89,15 +90,32 @@ def runner(app):
     return app.test_cli_runner()
 
 
+_HASHES = {}  # password -> a werkzeug hash of it, made once per session
+_hash = accounts.generate_password_hash
+
+
+def _hash_once(password):
+    if password not in _HASHES:
+        _HASHES[password] = _hash(password)
+    return _HASHES[password]
+
+
+def create_user(redis, name, password, admin=False):
+    """accounts.create_user, all of it, except that each password is hashed once per
+    session: a hash costs ~0.1 s, and most tests start with ``user`` or ``admin``."""
+    with mock.patch.object(accounts, "generate_password_hash", _hash_once):
+        accounts.create_user(redis, name, password, admin=admin)
+
+
 @pytest.fixture
 def admin(redis):
-    accounts.create_user(redis, *ADMIN, admin=True)
+    create_user(redis, *ADMIN, admin=True)
     return ADMIN
 
 
 @pytest.fixture
 def user(redis):
-    accounts.create_user(redis, *USER)
+    create_user(redis, *USER)
     return USER
 
 

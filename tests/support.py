@@ -49,19 +49,26 @@ def wait_until(predicate, timeout=5.0, interval=0.02, message="condition"):
 
 
 class RedisServer:
-    """A real redis-server on a free loopback port, append-only file on."""
+    """A real redis-server on a free loopback port, append-only file on.
 
-    def __init__(self, folder, port=None):
+    ``durable=False`` keeps the data in memory only: for tests that never stop or
+    kill it (tests/unit), where an fsync per write would be most of their time.
+    """
+
+    def __init__(self, folder, port=None, durable=True):
         self.folder = Path(folder)
         self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.durable = durable
         self.process = None
 
     def start(self, wait=True):
         """Start it; with ``wait``, return once it answers (its data loaded)."""
+        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.durable
+                       else ["--appendonly", "no"])
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.folder), "--appendonly", "yes", "--appendfsync", "always",
+             "--dir", str(self.folder), *persistence,
              "--save", "", "--logfile", str(self.folder / "redis.log")])
         if wait:
             client = self.client()
