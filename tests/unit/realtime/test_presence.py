@@ -7,17 +7,28 @@ from app.stream.keys import CONTROL
 from app.realtime.presence import Presence
 
 
+END = {"end": "of what the test reads"}  # published by the test after what it awaits
+
+
 @pytest.fixture
 def control(redis):
-    """What is published on herald:control, as decoded messages."""
+    """What is published on herald:control, as decoded messages: all that was published
+    before read() was called (a channel keeps its order, so the test's own END marker
+    comes after it)."""
     pubsub = redis.pubsub(ignore_subscribe_messages=True)
     pubsub.subscribe(CONTROL)
     pubsub.get_message(timeout=1)
 
     def read():
+        redis.publish(CONTROL, orjson.dumps(END))
         messages = []
-        while (message := pubsub.get_message(timeout=0.2)) is not None:
-            messages.append(orjson.loads(message["data"]))
+        while (message := pubsub.get_message(timeout=5)) is not None:
+            decoded = orjson.loads(message["data"])
+            if decoded == END:
+                break
+            messages.append(decoded)
+        else:
+            raise AssertionError("the END marker never came back on herald:control")
         return [m["presence"] for m in messages if "presence" in m]
     yield read
     pubsub.close()
