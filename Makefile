@@ -32,7 +32,7 @@ test-js:
 
 # Unit and API tests only (no browser, Spark, fuzzing, or servers of their own): seconds.
 test-fast: setup-dev test-js
-	@$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
+	@$(PY) -m pytest tests/unit -q $(PYTEST_ARGS)
 
 bench: setup-test
 	@$(PY) bench/browser_latency.py
