@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.users import accounts, subscriptions  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in  # noqa: E402
+from tests.integration.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in  # noqa: E402
 from tests.support import LiveServer, RedisServer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

@@ -24,7 +24,7 @@ from common import save, summary  # first: it puts the project on sys.path
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.users import accounts  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.integration.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support import (EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, RedisServer,  # noqa: E402
                            free_port, wait_until)
 

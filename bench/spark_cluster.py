@@ -6,7 +6,7 @@ What does moving the rollup from ``SPARK_MASTER=local[2]`` to a
 alternating, each run a fresh process made by ``app.spark.launcher.rollup_command``
 (local: ``python -m workers.spark.jobs.rollup``; cluster: ``spark-submit``
 in client mode with ``--py-files`` and the executors' Python), against a
-standalone master and one worker of 2 cores (tests/spark/cluster.py: the
+standalone master and one worker of 2 cores (tests/integration/spark/cluster.py: the
 installed PySpark, loopback only). Two figures per run:
 
 - wall: from launch to exit (JVM start, executors' start on the cluster,
@@ -38,8 +38,8 @@ import orjson  # noqa: E402
 
 from app.spark import launcher  # noqa: E402
 from app.stream.keys import STREAM  # noqa: E402
-from tests.spark.archive import generate  # noqa: E402
-from tests.spark.cluster import StandaloneCluster, group_members, loopback_env  # noqa: E402
+from tests.integration.spark.archive import generate  # noqa: E402
+from tests.integration.spark.cluster import StandaloneCluster, group_members, loopback_env  # noqa: E402
 from tests.support import RedisServer  # noqa: E402
 
 RUN_TIMEOUT = 600  # seconds one run may take before it is killed (and the bench fails)

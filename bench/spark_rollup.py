@@ -20,7 +20,7 @@ from common import browser_page, save, stack  # first: it puts the project on sy
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from tests.spark.archive import generate  # noqa: E402
+from tests.integration.spark.archive import generate  # noqa: E402
 from tests.support import wait_until  # noqa: E402
 from workers.spark.jobs.rollup import rollup  # noqa: E402
 from workers.spark.notifier import SparkJobNotifier  # noqa: E402
