@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 
-
 from tests.support import ROOT
 
 

@@ -6,10 +6,10 @@ from playwright.sync_api import expect
 
 from app.stream.publish import Bus
 from app.webhooks import outbound, store
+from tests.helpers.webhooks import LOOPBACK_ALLOWED, receivers, start_worker  # noqa: F401
 from tests.integration.e2e.conftest import accessibility_violations, horizontal_overflow, open_as_admin
 from tests.integration.e2e.local_zone import assert_local_times, context  # noqa: F401  (context: the fixture)
 from tests.support import LiveServer
-from tests.helpers.webhooks import LOOPBACK_ALLOWED, receivers, start_worker  # noqa: F401
 
 SLOW = 15_000  # ms: the page refreshes the figures every 5 s
 

@@ -14,8 +14,8 @@ import pytest
 
 from app.stream.publish import Bus
 from app.webhooks import store
-from tests.support import wait_until
 from tests.helpers.webhooks import register
+from tests.support import wait_until
 
 DOWN_SECONDS = float(os.environ.get("WEBHOOK_TEST_DOWN_SECONDS", "30"))
 

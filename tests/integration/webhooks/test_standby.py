@@ -3,8 +3,8 @@ takes over when the active one is SIGKILLed; the receiver gets everything, in or
 duplicates only as the same delivery."""
 from app.stream.publish import Bus
 from app.webhooks.worker import LEASE_KEY
-from tests.support import wait_until
 from tests.helpers.webhooks import register
+from tests.support import wait_until
 
 
 def active_pid(redis):

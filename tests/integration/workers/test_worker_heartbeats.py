@@ -3,8 +3,8 @@ it runs, and removes its beat when it stops cleanly (SIGTERM)."""
 import pytest
 
 from app.ops.heartbeats import BEATS
-from tests.support import Bridge, wait_until
 from tests.integration.workers.processes import WorkerProcesses, beats
+from tests.support import Bridge, wait_until
 
 DETAILS = {
     "workers.archiver": ("archiver", {"leader", "position", "lag_seconds", "written"}),

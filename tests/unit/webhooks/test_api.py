@@ -2,8 +2,8 @@
 import pytest
 
 from app.webhooks import store
-from tests.support import issue_token, sign_in
 from tests.helpers.webhooks import register
+from tests.support import issue_token, sign_in
 
 RECEIVER = "http://127.0.0.1:9/hook"
 
