@@ -25,6 +25,7 @@ def create_app(config=None):
     from app.web.api import bp as api_bp
     from app.web.auth import bp as auth_bp
     from app.web.pages import bp as pages_bp
+    from app.webhooks import figures as webhook_figures
 
     config = config or Config()
     app = Flask(__name__, static_folder=str(ROOT / "static"),
@@ -45,6 +46,7 @@ def create_app(config=None):
     client_files.init_app(app)
     extensions.csrf.exempt(api_bp)
     rate_limits.init_app(app, api_bp)
+    webhook_figures.init_app(app)
 
     services.mount_socketio(app, built)
     security.trust_proxies(app)

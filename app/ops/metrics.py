@@ -10,7 +10,8 @@ delivery beyond an integer addition:
 - the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
   messages received and refused, digest emails sent and failed, Spark job
   outcomes, webhook deliveries); the webhook queue gauges are read from the
-  queues themselves (app/webhooks/figures.py);
+  queues themselves (app/webhooks/figures.py, which registers its own collector:
+  each package adds its figures with register());
 - figures of one worker instance among several (each bridge's backlog,
   every worker's heartbeat) are one sample per instance: app/ops/worker_figures.py.
 
@@ -34,7 +35,6 @@ from prometheus_client.registry import CollectorRegistry
 from app.ops import heartbeats, worker_figures, worker_health
 from app.redis_client import UNAVAILABLE
 from app.stream.keys import METRICS_WORKERS
-from app.webhooks import figures as webhook_figures
 
 log = logging.getLogger(__name__)
 
@@ -283,13 +283,19 @@ class HeraldCollector:
             yield worker_figures.bridge_backlog_family(client)
         except UNAVAILABLE:
             pass
-        try:
-            yield from webhook_figures.families(client, workers)
-        except UNAVAILABLE:
-            pass
+
+
+def register(app, collector):
+    """Add ``collector`` (a Prometheus collector: ``collect()`` yields metric families)
+    to the app's ``/metrics``: each package registers its own figures."""
+    app.extensions.setdefault("herald.collectors", []).append(collector)
 
 
 def registry_for(app):
+    """The registry ``/metrics`` reads: the web and worker figures, and each
+    package's registered collectors."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(HeraldCollector(app))
+    for collector in app.extensions.get("herald.collectors", ()):
+        registry.register(collector)
     return registry

@@ -16,7 +16,29 @@ import time
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from app.ops import metrics
+from app.redis_client import UNAVAILABLE
+from app.stream.keys import METRICS_WORKERS
 from app.webhooks import store
+
+
+class WebhookCollector:
+    """The webhook families, for the app's ``/metrics`` (registered by :func:`init_app`)."""
+
+    def __init__(self, client):
+        self.client = client  # the app's Redis (not the app: no cycle to keep it alive)
+
+    def collect(self):
+        client = self.client
+        try:
+            yield from list(families(client, client.hgetall(METRICS_WORKERS)))
+        except UNAVAILABLE:
+            pass  # the web figures say Redis is away; these come back with it
+
+
+def init_app(app):
+    """Add the webhook figures to the app's ``/metrics``."""
+    metrics.register(app, WebhookCollector(app.extensions["herald.redis"]))
 
 
 def families(client, workers):

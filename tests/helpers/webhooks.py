@@ -12,6 +12,7 @@ tests of tests/unit and tests/integration (their conftest.py files import the fi
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -28,8 +29,36 @@ LOOPBACK_ALLOWED = "127.0.0.0/8"
 
 
 class _Server(ThreadingHTTPServer):
+    """Its connections are daemon threads; :meth:`close_connections` ends those still
+    open (a worker's kept-alive connection), which ``server_close`` leaves alone."""
+
     allow_reuse_address = True
     daemon_threads = True
+
+    def __init__(self, *args, **kwargs):
+        self.connections = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address):
+        with self.connections_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self.connections_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self):
+        with self.connections_lock:
+            open_now, self.connections = self.connections, set()
+        for request in open_now:
+            try:
+                request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed by its peer already
+            request.close()
 
     def handle_error(self, request, client_address):
         pass  # a worker killed mid-request leaves a broken pipe: expected here
@@ -83,6 +112,7 @@ class Receiver:
             self.released.set()
             self.server.shutdown()
             self.server.server_close()
+            self.server.close_connections()
             self.server = None
 
     def deliveries(self):
