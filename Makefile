@@ -20,7 +20,7 @@ example: setup
 	@$(PY) bin/example.py
 
 # ruff (pyproject.toml), then the browser client's unit tests in Node, then every Python test.
-test: setup-test test-js
+test: setup-test lint test-js
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: setup-dev
@@ -31,7 +31,7 @@ test-js:
 	@node --test clients/js/test/*.test.js
 
 # Unit and API tests only (no browser, Spark, fuzzing, or servers of their own): seconds.
-test-fast: setup-dev test-js
+test-fast: setup-dev lint test-js
 	@$(PY) -m pytest tests/unit -q $(PYTEST_ARGS)
 
 bench: setup-test

@@ -19,9 +19,9 @@ from typing import NamedTuple
 import socketio
 
 from app.ops.metrics import keep_snapshots, process_label
-from app.realtime.origins import origin_check
 from app.realtime.budgets import ReadCoalescer
 from app.realtime.namespace import NotificationsNamespace
+from app.realtime.origins import origin_check
 from app.realtime.presence import Presence
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam

@@ -22,14 +22,12 @@ import socket
 import threading
 import time
 
-from common import save, summary  # first: it puts the project on sys.path
-
 import requests  # noqa: E402
 import websocket  # noqa: E402
+from common import save, summary  # first: it puts the project on sys.path
 
 from app.users import accounts, subscriptions  # noqa: E402
 from tests.support import Listener, LiveServer, RedisServer, flood_reads, rss_mb  # noqa: E402
-
 
 
 class Observer(threading.Thread):

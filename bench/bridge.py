@@ -20,9 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import save  # first: it puts the project on sys.path
-
 import zmq  # noqa: E402
+from common import save  # first: it puts the project on sys.path
 
 from app.stream.keys import STREAM  # noqa: E402
 from tests.support import Bridge, RedisServer, free_port, wait_until  # noqa: E402

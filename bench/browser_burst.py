@@ -83,7 +83,8 @@ def main():
     print(f"replay of {burst['count']}: newest shown {burst['seconds']:.2f} s after the reconnect, "
           f"long tasks {burst['long_tasks_ms']:.0f} ms")
     delay = flow["delay_ms"]
-    print(f"steady {args.rate:g}/s for {args.seconds:g} s: delay to the feed median {delay['median']:.0f} ms, "
+    print(f"steady {args.rate:g}/s for {args.seconds:g} s: "
+          f"delay to the feed median {delay['median']:.0f} ms, "
           f"p99 {delay['p99']:.0f} ms, max {delay['max']:.0f} ms ({flow['shown']}/{flow['sent']} shown)")
     print(f"written to {save('browser_burst', result)}")
 

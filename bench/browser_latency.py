@@ -13,7 +13,6 @@ import argparse
 import time
 
 import requests
-
 from common import browser_page, save, stack, summary  # first: it puts the project on sys.path
 
 from tests.support import wait_until  # noqa: E402

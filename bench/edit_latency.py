@@ -20,13 +20,11 @@ import time
 from pathlib import Path
 
 from common import save, summary  # first: it puts the project on sys.path
-
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.users import accounts  # noqa: E402
 from tests.integration.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support import (EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, RedisServer,  # noqa: E402
-                           free_port, wait_until)
+from tests.support import EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, RedisServer, free_port, wait_until  # noqa: E402
 
 # In bob's page: Date.now() at which each title first appears on the board.
 OBSERVER = """() => {

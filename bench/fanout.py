@@ -33,8 +33,8 @@ from pathlib import Path
 
 from common import ROOT, save  # first: it puts the project on sys.path
 
-from app.users import accounts, subscriptions  # noqa: E402
 from app.stream.publish import Bus  # noqa: E402
+from app.users import accounts, subscriptions  # noqa: E402
 from tests.support import LiveServer, RedisServer, free_port, rss_mb  # noqa: E402
 
 NODE_PEER = ROOT / "bench" / "peers" / "node"
@@ -232,7 +232,10 @@ def measure(kind, args):
 
 
 HERALD_PROCESSES = {"herald": 1, "herald2": 2, "herald-sse": 1}
-LABELS = {"herald": "Herald (one process)", "herald-sse": "Herald, Server-Sent Events (one process)", "herald2": "Herald (two processes, one port)", "per_connection": "peer (a): a subscription per connection",
+LABELS = {"herald": "Herald (one process)",
+          "herald-sse": "Herald, Server-Sent Events (one process)",
+          "herald2": "Herald (two processes, one port)",
+          "per_connection": "peer (a): a subscription per connection",
           "node": "peer (b): Node.js Socket.IO 4"}
 
 

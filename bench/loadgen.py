@@ -119,7 +119,7 @@ async def main_async(args):
     if not args.idle:
         try:
             await asyncio.wait_for(done.wait(), timeout=args.seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
     else:
         await done.wait()

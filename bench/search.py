@@ -21,13 +21,12 @@ import statistics
 import time
 
 import requests
-
 from common import percentile, save, stack  # first: it puts the project on sys.path
 
-from app.users import read_state, archive_and_snooze  # noqa: E402
+from app.stream.envelope import SEVERITIES  # noqa: E402
 from app.stream.keys import STREAM  # noqa: E402
 from app.stream.publish import Bus  # noqa: E402
-from app.stream.envelope import SEVERITIES  # noqa: E402
+from app.users import archive_and_snooze, read_state  # noqa: E402
 
 RARE, COMMON = "quasar", "deploy"
 TOPICS = ("ops.deploy", "ops.backup", "ops.db", "spark.job.done", "spark.job.failed",
@@ -74,7 +73,7 @@ def seed(client, count, rng):
     assert len(ids) == count, (len(ids), count)
     # The reader's own state: half read, single ids read and unread beside; archived, snoozed.
     read_state.apply(client, "bench", [], ids[count // 2], [])
-    for start in range(0, 2000, 500):
+    for _ in range(0, 2000, 500):
         read_state.apply(client, "bench", rng.sample(ids[count // 2:], 500), None,
                          rng.sample(ids[:count // 2], 250))
     archived = rng.sample(ids, 500)

@@ -45,7 +45,7 @@ def run(flood, stalled, max_queue):
                 blocker.close()
             normal.close()
         latencies = [(arrived - sent_at[n["id"]]) * 1000
-                     for n, arrived in zip(normal.received, normal.arrivals)]
+                     for n, arrived in zip(normal.received, normal.arrivals, strict=False)]
         shed = "disconnecting it" in server.log_path.read_text()
     return {"stalled_client": stalled, "max_queue": max_queue, "rss_growth_mb": peak - baseline,
             "stalled_client_disconnected": shed, "normal_latency_ms": summary(latencies)}

@@ -32,9 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, save  # first: it puts the project on sys.path
-
 import orjson  # noqa: E402
+from common import ROOT, save  # first: it puts the project on sys.path
 
 from app.spark import launcher  # noqa: E402
 from app.stream.keys import STREAM  # noqa: E402

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from common import browser_page, save, stack  # first: it puts the project on sys.path
-
 from pyspark.sql import SparkSession  # noqa: E402
 
 from tests.integration.spark.archive import generate  # noqa: E402
@@ -57,7 +56,7 @@ def main():
         with stack(topics=("spark.job",), admin=True) as (redis_server, _client, server, _key):
             os.environ["REDIS_URL"] = redis_server.url  # where the notifier publishes
             rollup(spark, archive, folder / "warm-up")
-            for i in range(args.runs):
+            for _i in range(args.runs):
                 result["without_notifier_s"].append(
                     timed(lambda: rollup(spark, archive, folder / "plain")))
 
@@ -84,8 +83,10 @@ def main():
         result["with_notifier_s"])
     result["overhead_s"] = notified - plain
     print(f"rollup over {args.count:,} notifications, median of {args.runs} runs each:")
-    print(f"  without the notifier {plain:6.2f} s   ({', '.join(f'{v:.2f}' for v in result['without_notifier_s'])})")
-    print(f"  with the notifier    {notified:6.2f} s   ({', '.join(f'{v:.2f}' for v in result['with_notifier_s'])})")
+    runs_without = ", ".join(f"{v:.2f}" for v in result["without_notifier_s"])
+    runs_with = ", ".join(f"{v:.2f}" for v in result["with_notifier_s"])
+    print(f"  without the notifier {plain:6.2f} s   ({runs_without})")
+    print(f"  with the notifier    {notified:6.2f} s   ({runs_with})")
     print(f"  overhead             {notified - plain:+6.2f} s ({(notified - plain) / plain:+.1%})")
     print(f"job's end -> result shown in the browser: {result['end_to_browser_ms']:.0f} ms")
     print(f"written to {save('spark_rollup', result)}")

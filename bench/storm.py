@@ -45,8 +45,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.users import accounts, subscriptions  # noqa: E402
 from app.stream.publish import Bus  # noqa: E402
+from app.users import accounts, subscriptions  # noqa: E402
 from tests.support import LiveServer, RedisServer, SteadyPublisher, rss_mb, wait_until  # noqa: E402
 
 TOPIC = "storm"
@@ -233,8 +233,9 @@ def row(name, r):
     return (f"| {name} | {back} (first {ms(r['first_back_ms'])}) | "
             f"{n(r['storm_live_p50_ms'])} / {n(r['storm_live_p99_ms'])} / {n(r['storm_live_max_ms'])} ms "
             f"({r['storm_live_deliveries']:,}; before the kill {n(r['calm_live_p50_ms'])} / "
-            f"{n(r['calm_live_p99_ms'])} / {n(r['calm_live_max_ms'])}) | {r['peak_rss_mb']} MB | {r['attempts_after_kill']:,} | "
-            f"{r['busy_refusals']:,} ({r['clients_refused_busy']:,} clients; server {n(r['server_deferred'])}) | "
+            f"{n(r['calm_live_p99_ms'])} / {n(r['calm_live_max_ms'])}) | {r['peak_rss_mb']} MB | "
+            f"{r['attempts_after_kill']:,} | {r['busy_refusals']:,} "
+            f"({r['clients_refused_busy']:,} clients; server {n(r['server_deferred'])}) | "
             f"{r['mismatched']:,} / {r['wrong_last_id']:,} / {r['relapsed']:,} |")
 
 

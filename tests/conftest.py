@@ -24,9 +24,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.users import accounts  # noqa: E402
-from app import create_app
+from app import create_app  # noqa: E402
 from app.settings import TestConfig  # noqa: E402
+from app.users import accounts  # noqa: E402
 from tests import support  # noqa: E402
 from tests.support import LiveServer, RedisServer, SmtpServer  # noqa: E402
 

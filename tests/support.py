@@ -3,6 +3,8 @@
 Every process started here is stopped by the fixture or test that started
 it; every wait is bounded in time.
 """
+import email
+import email.policy
 import itertools
 import json
 import os
@@ -14,9 +16,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-
-import email
-import email.policy
 
 import engineio
 import requests

@@ -21,7 +21,7 @@ import fcntl
 import logging
 import os
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app.stream.envelope import id_key, with_id
 
@@ -35,7 +35,7 @@ FILE_MODE, FOLDER_MODE = 0o640, 0o750
 def day_of(entry_id):
     """The UTC date (YYYY-MM-DD) of a stream id's milliseconds."""
     ms, _ = id_key(entry_id)
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
 
 
 @contextlib.contextmanager

@@ -39,15 +39,14 @@ import logging
 import signal
 import time
 
-from app.stream import history
 from app.ops import logs, metrics, worker_health
-from app.stream.keys import STREAM
-from app.settings import archive_dir, get, redis_url
 from app.ops.heartbeats import Heartbeat
 from app.ops.leases import Lease
-from app.stream.envelope import id_key
 from app.redis_client import UNAVAILABLE, Outage, connect
-
+from app.settings import archive_dir, get, redis_url
+from app.stream import history
+from app.stream.envelope import id_key
+from app.stream.keys import STREAM
 from workers.archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
 
 __all__ = ["Archiver", "FILE_NAME", "day_of", "resume_position", "write", "main"]
@@ -127,7 +126,7 @@ class Archiver:
             self.leading, self.gap_checked = True, False
             log.info("writing the archive from %s", self.position or "the beginning")
         elif not ours and self.leading:
-            self._stand_by("the lease passed to %s" % self.lease.holder_now())
+            self._stand_by(f"the lease passed to {self.lease.holder_now()}")
         return self.leading
 
     def _stand_by(self, why):

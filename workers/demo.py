@@ -12,8 +12,8 @@ import signal
 import time
 
 from app.ops import logs
-from app.stream.publish import BusUnavailable, publish
 from app.settings import get
+from app.stream.publish import BusUnavailable, publish
 
 log = logging.getLogger("herald.demo")
 

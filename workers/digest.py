@@ -25,13 +25,13 @@ Each beats in ``herald:workers:beats`` (role ``digest``) until it stops.
 import logging
 import signal
 
-from app.ops import logs, worker_health
-from app.settings import herald_url, redis_url
 from app.digests import consumers
 from app.digests.smtp import Smtp, SmtpUrlError
-from app.ops.heartbeats import Heartbeat
 from app.digests.worker import Worker
+from app.ops import logs, worker_health
+from app.ops.heartbeats import Heartbeat
 from app.redis_client import connect
+from app.settings import herald_url, redis_url
 
 log = logging.getLogger("herald.digest")
 

@@ -25,9 +25,9 @@ import logging
 import signal
 
 from app.ops import logs, worker_health
-from app.settings import redis_url
 from app.ops.heartbeats import Heartbeat
 from app.redis_client import connect
+from app.settings import redis_url
 from app.webhooks import outbound, store
 from app.webhooks.settings import Settings
 from app.webhooks.worker import Worker

@@ -34,11 +34,10 @@ import sys
 import zmq
 
 from app.ops import logs, processes
-from app.stream.publish import Bus
-from app.settings import history_max, redis_url
 from app.ops.heartbeats import Heartbeat
 from app.redis_client import connect
-
+from app.settings import history_max, redis_url
+from app.stream.publish import Bus
 from workers.bridge import security
 from workers.bridge.egress import Egress, EgressProcess
 from workers.bridge.ingest import Ingest

@@ -33,8 +33,8 @@ def _digest(digest_id):
 @click.argument("digest_id")
 def digest_preview(digest_id):
     """Print the digest DIGEST_ID would get now (its plain-text part)."""
-    from app.settings import herald_url
     from app.digests import render
+    from app.settings import herald_url
     record = _digest(digest_id)
     message, window, _ = render.preview(redis(), record, herald_url())
     if message is None:
@@ -49,10 +49,10 @@ def digest_preview(digest_id):
 @click.argument("digest_id")
 def digest_send_now(digest_id):
     """Send DIGEST_ID's collected notifications now (needs SMTP_URL); the next window starts."""
-    from app.settings import herald_url
     from app.digests import windows
     from app.digests.send import Sender
     from app.digests.smtp import ERRORS, Smtp, SmtpUrlError
+    from app.settings import herald_url
     record = _digest(digest_id)
     try:
         smtp = Smtp.from_env()

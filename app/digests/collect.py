@@ -31,9 +31,9 @@ import time
 import orjson
 import redis
 
-from app.stream.keys import STREAM
 from app.digests import consumers, store, windows
 from app.stream.envelope import id_key, with_id
+from app.stream.keys import STREAM
 
 log = logging.getLogger("herald.digest")
 

@@ -18,9 +18,9 @@ import os
 import re
 import socket
 
-from app.stream.keys import STREAM
-from app.settings import get
 from app.digests import store
+from app.settings import get
+from app.stream.keys import STREAM
 
 GROUP = store.GROUP
 DEFAULT_CLAIM_IDLE = 30.0

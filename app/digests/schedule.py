@@ -15,7 +15,7 @@ restricted day field matches, as in cron), in the zone's wall-clock time;
 each wall-clock time it yields becomes an instant by the rules above.
 """
 import re
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
@@ -67,7 +67,7 @@ class Schedule:
         The walk starts a day before ``after`` in wall-clock time, so that a
         time shifted forward out of the spring-forward gap is not missed.
         """
-        local = datetime.fromtimestamp(after, timezone.utc).astimezone(self.tz)
+        local = datetime.fromtimestamp(after, UTC).astimezone(self.tz)
         start = datetime.combine(local.date() - timedelta(days=1), time(0, 0)) - timedelta(minutes=1)
         for wall in CronSim(self.cron, start):
             # fold=0: a time in the gap takes the offset before it (shifted forward);
@@ -79,7 +79,7 @@ class Schedule:
 
     def local(self, moment):
         """``moment`` (UNIX seconds) as a local datetime in the schedule's zone."""
-        return datetime.fromtimestamp(moment, timezone.utc).astimezone(self.tz)
+        return datetime.fromtimestamp(moment, UTC).astimezone(self.tz)
 
 
 def describe(text):
@@ -98,5 +98,5 @@ def describe(text):
 
 def check(text, timezone_name):
     """Raise ScheduleError unless the schedule and zone are usable (and fire at all)."""
-    Schedule(text, timezone_name).next_due(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp())
+    Schedule(text, timezone_name).next_due(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
 

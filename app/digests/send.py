@@ -32,11 +32,10 @@ import time
 
 import orjson
 
+from app.digests import render, store, windows
+from app.digests.smtp import ERRORS
 from app.ops import metrics
 from app.ops.leases import ItemLeases
-from app.digests import render, store, windows
-
-from app.digests.smtp import ERRORS
 
 log = logging.getLogger("herald.digest")
 

@@ -25,6 +25,7 @@ import time
 import orjson
 import redis
 
+from app.digests.schedule import Schedule, ScheduleError, check
 from app.stream.envelope import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -32,7 +33,6 @@ from app.stream.envelope import (
     check_topic_list,
     topic_matches,
 )
-from app.digests.schedule import Schedule, ScheduleError, check
 
 DIGESTS = "herald:digests"
 GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream
@@ -180,7 +180,7 @@ def list_all(client, owner=None):
         for digest_id in ids:
             pipe.hgetall(key(digest_id))
         raws = pipe.execute()
-    records = [_decode(i, raw) for i, raw in zip(ids, raws) if raw]
+    records = [_decode(i, raw) for i, raw in zip(ids, raws, strict=True) if raw]
     records = [r for r in records if owner is None or r["owner"] == owner]
     return sorted(records, key=lambda r: (r["created"], r["id"]))
 

@@ -14,8 +14,8 @@ For subscription S and window W (its due time, UNIX seconds):
 """
 import orjson
 
-from app.stream.envelope import SEVERITY_RANK, id_key
 from app.digests.store import key
+from app.stream.envelope import SEVERITY_RANK, id_key
 
 KEEP_ITEMS = 50
 OUTBOX = "herald:digest:outbox"

@@ -9,9 +9,9 @@ under its own name (for its heartbeat).
 import logging
 import time
 
-from app.redis_client import UNAVAILABLE, Outage
 from app.digests.collect import Collector
 from app.digests.send import Sender
+from app.redis_client import UNAVAILABLE, Outage
 
 log = logging.getLogger("herald.digest")
 

@@ -23,13 +23,12 @@ import time
 import orjson
 import redis
 
-from app.ops import heartbeats, metrics
-from app.realtime import presence
-from app.ops import worker_health
-from app.stream.keys import STREAM
 from app.digests import store as digest_store
 from app.digests import windows as digest_windows
+from app.ops import heartbeats, metrics, worker_health
+from app.realtime import presence
 from app.stream.envelope import id_key
+from app.stream.keys import STREAM
 from app.webhooks import store as webhook_store
 
 SPARK_SCAN = 2000   # newest history entries looked through for Spark outcomes

@@ -25,8 +25,8 @@ import time
 
 import orjson
 
-from app.settings import WORKER_ROLES, get
 from app.redis_client import UNAVAILABLE
+from app.settings import WORKER_ROLES, get
 
 log = logging.getLogger("herald.heartbeats")
 

@@ -5,7 +5,8 @@ delivery beyond an integer addition:
 
 - every web process writes a snapshot of its figures (connected clients,
   deliveries, batch sizes, relay lag, Redis reconnects, slow-client
-  disconnects, open event streams and their deliveries) to ``herald:metrics:web:<host>:<pid>`` every few seconds,
+  disconnects, open event streams and their deliveries) to
+  ``herald:metrics:web:<host>:<pid>`` every few seconds,
   with an expiry, so a process that died drops out;
 - the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
   messages received and refused, digest emails sent and failed, Spark job
@@ -33,6 +34,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import CollectorRegistry
 
 from app.ops import heartbeats, worker_figures, worker_health
+from app.ops.histogram import BATCH_BUCKETS, LAG_BUCKETS
 from app.redis_client import UNAVAILABLE
 from app.stream.keys import METRICS_WORKERS
 
@@ -41,8 +43,6 @@ log = logging.getLogger(__name__)
 WEB_PREFIX = "herald:metrics:web:"
 SNAPSHOT_EVERY = 5   # seconds between a web process's snapshots
 SNAPSHOT_TTL = 20    # seconds a snapshot outlives its process
-BATCH_BUCKETS = (1, 2, 5, 10, 20, 50, 100)
-LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 
 # Worker figures: hash field -> (kind, help).
 WORKER_METRICS = {
@@ -53,31 +53,6 @@ WORKER_METRICS = {
     "spark_jobs_succeeded": ("counter", "Spark jobs that ended well."),
     "spark_jobs_failed": ("counter", "Spark jobs that failed."),
 }
-
-
-class Histogram:
-    """Fixed buckets counted in place (cumulative only when rendered)."""
-
-    __slots__ = ("bounds", "counts", "total", "sum")
-
-    def __init__(self, bounds):
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.total = 0
-        self.sum = 0.0
-
-    def observe(self, value):
-        for index, bound in enumerate(self.bounds):
-            if value <= bound:
-                break
-        else:
-            index = len(self.bounds)
-        self.counts[index] += 1
-        self.total += 1
-        self.sum += value
-
-    def state(self):
-        return {"counts": self.counts, "sum": self.sum}
 
 
 def process_label():

@@ -13,9 +13,9 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.web import extensions
 from app.ops import heartbeats, metrics, worker_health
 from app.redis_client import UNAVAILABLE
+from app.web import extensions
 
 bp = Blueprint("ops", __name__)
 OPENAPI = Path(__file__).resolve().parent.parent / "web" / "api" / "openapi.json"

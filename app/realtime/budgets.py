@@ -15,8 +15,8 @@ the process by 800 MB it kept.
 """
 import time
 
-from app.users import read_state
 from app.stream.envelope import id_key
+from app.users import read_state
 
 
 class TokenBucket:

@@ -31,13 +31,12 @@ import logging
 
 import socketio
 
-from app.realtime import presence
+from app.realtime import presence, replay, rooms
+from app.realtime.storm import Busy
+from app.redis_client import UNAVAILABLE
+from app.stream.envelope import EnvelopeError, check_cursor, restrict, within
 from app.users import read_state, subscriptions
 from app.web.auth import tokens
-from app.stream.envelope import EnvelopeError, check_cursor, restrict, within
-from app.redis_client import UNAVAILABLE
-from app.realtime import replay, rooms
-from app.realtime.storm import Busy
 
 log = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from collections import Counter
 
 import orjson
 
+from app.redis_client import UNAVAILABLE
 from app.stream import control
 from app.stream.keys import CONTROL
-from app.redis_client import UNAVAILABLE
 
 log = logging.getLogger("herald.presence")
 

@@ -21,11 +21,10 @@ import time
 
 import orjson
 
-from app.realtime import presence
+from app.ops.histogram import LAG_BUCKETS, Histogram
+from app.realtime import presence, rooms
 from app.stream import control
-from app.ops.metrics import LAG_BUCKETS, Histogram
 from app.stream.envelope import id_key
-from app.realtime import rooms
 
 
 class Relay:

@@ -42,7 +42,7 @@ def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False)
         yield "reset", RESET
         cursor = None
     else:
-        for visible, cursor in history.replay(client, user, topics, last_id, chunk=PAGE):
+        for visible, cursor in history.replay(client, user, topics, last_id, chunk=PAGE):  # noqa: B007
             if gone():
                 return
             if visible:

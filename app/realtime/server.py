@@ -27,11 +27,11 @@ import socket as sockets
 
 import socketio
 
-from app.ops.metrics import BATCH_BUCKETS, Histogram
+from app.ops.histogram import BATCH_BUCKETS, Histogram
 from app.realtime.budgets import TokenBucket
-from app.realtime.wire.fanout import FanOut
 from app.realtime.rooms import NAMESPACE
 from app.realtime.wire import EngineIO, Wheel
+from app.realtime.wire.fanout import FanOut
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ with ``Last-Event-ID`` and is replayed what it missed.
 import itertools
 import queue
 
-from app.stream.envelope import restrict
 from app.realtime import rooms
+from app.stream.envelope import restrict
 
 END = object()  # queued to end a stream
 

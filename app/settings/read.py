@@ -48,7 +48,7 @@ def _parse(setting, raw):
         except ValueError:
             _bad(name, "a number of seconds" + _range(low, high, " s"), raw)
         if not ((low is None or value >= low) and (high is None or value <= high)):
-            _bad(name, "from {:g} to {:g} seconds".format(low, high) if high is not None
+            _bad(name, f"from {low:g} to {high:g} seconds" if high is not None
                  else "a number of seconds" + _range(low, high, " s"), raw)
         return value
     if kind == "choice":

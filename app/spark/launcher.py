@@ -29,9 +29,8 @@ import uuid
 import zipfile
 from pathlib import Path
 
-from app.spark.masters import is_local
-
 from app.settings import ROOT, get, var_dir
+from app.spark.masters import is_local
 
 PROJECT_PACKAGES = ("app", "workers")  # what the job imports; shipped to cluster executors
 PROJECT_ZIP = "herald-project.zip"

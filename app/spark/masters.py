@@ -7,7 +7,7 @@ executors'. Anything else (``spark://``, ``yarn``, ``k8s://``, and
 executors in processes of their own, usually on other machines, which must
 be given the job's Python and code and must see its input and output paths.
 The launcher (app/spark/launcher.py) and the rollup job both ask this; it lives in app/ because
-the web app must not import the workers (tests/test_boundaries.py).
+the web app must not import the workers (tests/unit/test_boundaries.py).
 """
 
 

@@ -22,11 +22,11 @@ import time
 
 import orjson
 
+from app.redis_client import UNAVAILABLE, connect
 from app.stream import history
 from app.stream.control import decode as decode_control
-from app.stream.keys import CONTROL, LIVE, STREAM
 from app.stream.envelope import id_key, with_id
-from app.redis_client import UNAVAILABLE, connect
+from app.stream.keys import CONTROL, LIVE, STREAM
 
 POLL_SECONDS = 1.0
 BACKOFF_FIRST = 0.1

@@ -12,9 +12,9 @@ What a read keeps besides visibility (filters, search) is feed_filter.Filter.
 import orjson
 import redis
 
-from app.stream.keys import EPOCH, STREAM
-from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
 from app.stream.envelope import WILDCARD, id_key, visible_to, with_id
+from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
+from app.stream.keys import EPOCH, STREAM
 
 SCAN_CHUNK = 500
 LAST_ID = (2**64 - 1, 2**64 - 1)  # the greatest stream id: nothing comes after it
@@ -95,7 +95,7 @@ def _fields(fields):
     """(topic, owner, envelope JSON) of a raw entry: bytes, owner b"" when public."""
     if len(fields) == 6 and fields[0] == b"topic" and fields[4] == b"envelope":
         return fields[1], fields[3], fields[5]  # as bus.py writes them
-    named = dict(zip(fields[::2], fields[1::2]))
+    named = dict(zip(fields[::2], fields[1::2], strict=False))
     return named[b"topic"], named.get(b"user", b""), named[b"envelope"]
 
 

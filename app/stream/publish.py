@@ -20,10 +20,10 @@ from typing import NamedTuple
 
 import orjson
 
+from app.redis_client import UNAVAILABLE, connect
+from app.settings import history_max, redis_url
 from app.stream import envelope as rules
 from app.stream.keys import EPOCH, LIVE, STREAM
-from app.settings import history_max, redis_url
-from app.redis_client import UNAVAILABLE, connect
 
 DEFAULT_HISTORY_MAX = 100_000
 

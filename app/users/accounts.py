@@ -17,8 +17,8 @@ import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.stream import control
-from app.stream.keys import CONTROL
 from app.stream.envelope import USERNAME_RE, USERNAME_RULE
+from app.stream.keys import CONTROL
 
 USERS = "herald:users"
 API_KEYS = "herald:apikeys"
@@ -145,7 +145,7 @@ def list_users(client):
             pipe.hmget(_user_key(name), "admin", "created")
         rows = pipe.execute()
     return [{"name": name, "admin": admin == b"1", "created": int(created) if created else None}
-            for name, (admin, created) in zip(names, rows) if admin is not None]
+            for name, (admin, created) in zip(names, rows, strict=True) if admin is not None]
 
 
 def set_password(client, name, password):
@@ -181,7 +181,7 @@ def list_api_keys(client):
     names = sorted(n.decode() for n in client.hkeys(API_KEYS))
     created = client.hmget(API_KEYS_CREATED, names) if names else []
     return [{"name": name, "created": int(when) if when else None}
-            for name, when in zip(names, created)]
+            for name, when in zip(names, created, strict=True)]
 
 
 def revoke_api_key(client, name):

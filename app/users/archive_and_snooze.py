@@ -17,12 +17,12 @@ the keys that changed).
 import logging
 import time
 
-from app.users import read_state
-from app.stream import control
-from app.stream.keys import CONTROL
-from app.stream.envelope import EnvelopeError, check_stream_id
-from app.users.read_state import pad, unpad
 from app.redis_client import UNAVAILABLE
+from app.stream import control
+from app.stream.envelope import EnvelopeError, check_stream_id
+from app.stream.keys import CONTROL
+from app.users import read_state
+from app.users.read_state import pad, unpad
 
 log = logging.getLogger(__name__)
 

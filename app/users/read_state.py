@@ -12,8 +12,8 @@ user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
 import redis
 
 from app.stream import control
-from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
+from app.stream.keys import CONTROL
 
 MAX_IDS = 5000
 MAX_IDS_PER_CALL = 500

@@ -13,8 +13,8 @@ announced in the order they were applied, each with the list it left.
 import redis
 
 from app.stream import control
-from app.stream.keys import CONTROL
 from app.stream.envelope import EnvelopeError, check_topic_list
+from app.stream.keys import CONTROL
 
 # KEYS: the user's set, the control channel. ARGV: "add" or "remove", limit,
 # the user's name, then the topics. Answers {changed topics, full list}, or

@@ -21,8 +21,8 @@ from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
-from app.users import accounts
 from app.redis_client import parse_sentinel_url
+from app.users import accounts
 
 
 def storage(redis_url):

@@ -19,8 +19,8 @@ import logging
 import orjson
 import redis
 
-from app.stream.keys import STREAM
 from app.stream.envelope import id_key, with_id
+from app.stream.keys import STREAM
 from app.webhooks import store
 
 log = logging.getLogger("herald.webhooks")

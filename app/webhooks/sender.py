@@ -28,8 +28,8 @@ import time
 
 import orjson
 
-from app.stream.envelope import id_key
 from app.redis_client import UNAVAILABLE
+from app.stream.envelope import id_key
 from app.stream.keys import METRICS_WORKERS
 from app.webhooks import post, signing, store
 

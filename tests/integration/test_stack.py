@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.stream.keys import STREAM
 from app.redis_client import connect
-from tests.support import ROOT, free_port, wait_until
+from app.stream.keys import STREAM
 from herald_client.zmq import Publisher
+from tests.support import ROOT, free_port, wait_until
 
 
 def bridge_endpoints():

@@ -11,8 +11,8 @@ bridge's counters and whose message is the error a confirmed peer is sent.
 """
 import orjson
 
-from app.stream.publish import prepare
 from app.stream.envelope import MAX_ENVELOPE_BYTES, EnvelopeError
+from app.stream.publish import prepare
 
 
 class BadFrame(ValueError):

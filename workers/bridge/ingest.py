@@ -33,7 +33,6 @@ import zmq
 
 from app.ops import metrics
 from app.redis_client import UNAVAILABLE
-
 from workers.bridge import figures, frames
 
 log = logging.getLogger("herald.bridge")
@@ -235,7 +234,7 @@ class Ingest:
     def _stored(self, items, ids):
         self.unresolved = None
         self.counters["stored"] += len(items)
-        for item, entry_id in zip(items, ids):
+        for item, entry_id in zip(items, ids, strict=True):
             item.in_flight = False
             if item.route is not None:
                 self._reply(item.route, {"ok": True, "id": entry_id})

@@ -54,7 +54,8 @@ class Curve:
     @staticmethod
     def _server_keys(path):
         if not path or not Path(path).is_file():
-            raise SystemExit(f"zmq bridge: BRIDGE_CURVE_SECRET must name the server's .key_secret file, not {path!r}")
+            raise SystemExit("zmq bridge: BRIDGE_CURVE_SECRET must name the server's .key_secret "
+                             f"file, not {path!r}")
         public, secret = zmq.auth.load_certificate(path)
         if secret is None:
             raise SystemExit(f"zmq bridge: {path} holds no secret key (use the .key_secret file)")
@@ -63,7 +64,8 @@ class Curve:
     @staticmethod
     def _clients(folder):
         if not folder or not Path(folder).is_dir():
-            raise SystemExit(f"zmq bridge: BRIDGE_CURVE_CLIENTS must name a folder of client .key files, not {folder!r}")
+            raise SystemExit("zmq bridge: BRIDGE_CURVE_CLIENTS must name a folder of client .key "
+                             f"files, not {folder!r}")
         if not list(Path(folder).glob("*.key")):
             raise SystemExit(f"zmq bridge: no client public keys (*.key) in {folder}")
         return str(folder)

@@ -31,10 +31,9 @@ import threading
 import time
 import uuid
 
+from app.settings import get
 from workers.spark.progress import Progress
 from workers.spark.sink import Sink
-
-from app.settings import get
 
 log = logging.getLogger("herald.spark")
 

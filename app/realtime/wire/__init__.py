@@ -18,7 +18,7 @@ alone (never to other Engine.IO objects in the process):
 
 upstream.py names the library versions this was written for (checked at
 start-up by :func:`check_versions`) and pins the source of every upstream
-function it replaces, overrides or copies (tests/realtime/transport/test_upstream.py).
+function it replaces, overrides or copies (tests/unit/realtime/wire/test_upstream.py).
 docs/realtime.md explains each of them and the measurements behind it.
 """
 from app.realtime.wire.engine import EngineIO

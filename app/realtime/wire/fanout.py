@@ -15,8 +15,8 @@ What the relay hands on together (a batch) is fanned out together: an idle
 client gets one frame with all of the batch's notifications that are for it,
 and that frame is built once for every client that gets the same ones.
 """
-from app.realtime.wire.frames import notifications_frame
 from app.realtime.wire import NotificationPacket
+from app.realtime.wire.frames import notifications_frame
 
 MERGE_MAX = 50  # notifications one frame may carry
 

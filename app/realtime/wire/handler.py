@@ -95,5 +95,5 @@ def bound_call(app):
     """``app``'s ``__call__`` as a bound method when ``app`` is an instance of a
     Python class (Python 3.11 calls it without a C level in between, which
     would stay on every websocket reader's saved stack), else ``app`` itself."""
-    call = getattr(type(app), "__call__", None)
+    call = getattr(type(app), "__call__", None)  # noqa: B004 (the function itself, not callable())
     return app.__call__ if isinstance(call, types.FunctionType) else app

@@ -5,7 +5,7 @@ against; :func:`check_versions` refuses to serve with any other (a clear
 message, at start-up), because an upgrade can change an internal without
 failing anything. ``SOURCES`` pins, by a digest of its source, every
 upstream function the transport replaces, overrides, copies or relies on
-the inner workings of; tests/realtime/transport/test_upstream.py fails naming
+the inner workings of; tests/unit/realtime/wire/test_upstream.py fails naming
 the one that changed. After an upgrade: read what changed, adapt the
 transport, then update both tables (``python -m app.realtime.wire.upstream``
 prints the digests).

@@ -8,14 +8,13 @@ Times are UNIX seconds, except ``since`` (milliseconds, like notification ids).
 """
 from flask import current_app, jsonify
 
-from app.ops import console
-from app.web import extensions
-from app.ops import metrics
+from app.ops import console, metrics
 from app.realtime import presence
 from app.redis_client import UNAVAILABLE
-from app.web.auth.guards import identify
+from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
+from app.web.auth.guards import identify
 
 
 @bp.get("/api/presence")

@@ -13,9 +13,9 @@
 
 from flask import current_app, jsonify, request
 
-from app.web import extensions
 from app.digests import render, store
 from app.digests.schedule import ScheduleError, check, describe
+from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
 

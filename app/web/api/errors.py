@@ -4,10 +4,10 @@ import logging
 from flask import jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from app.web.auth.guards import Unauthorized, session_user
-from app.stream.publish import BusUnavailable
 from app.redis_client import UNAVAILABLE
+from app.stream.publish import BusUnavailable
 from app.web.api.blueprint import bp
+from app.web.auth.guards import Unauthorized, session_user
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,7 @@ archive and snooze (see app/users/archive_and_snooze.py; read state is in routes
 """
 from flask import jsonify, request
 
-from app.web import extensions
 from app.stream import history
-from app.users import preferences, read_state, subscriptions, archive_and_snooze
 from app.stream.envelope import (
     SEVERITIES,
     EnvelopeError,
@@ -20,6 +18,8 @@ from app.stream.envelope import (
     check_topic_prefix,
     restrict,
 )
+from app.users import archive_and_snooze, preferences, read_state, subscriptions
+from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
 

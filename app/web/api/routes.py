@@ -5,11 +5,11 @@ import re
 
 from flask import jsonify, request
 
-from app.web import extensions
-from app.users import read_state
-from app.stream.publish import IdempotencyConflict
-from app.stream.envelope import EnvelopeError
 from app.redis_client import UNAVAILABLE
+from app.stream.envelope import EnvelopeError
+from app.stream.publish import IdempotencyConflict
+from app.users import read_state
+from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
 

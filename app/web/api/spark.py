@@ -1,11 +1,10 @@
 """``POST/GET /api/spark/rollup``: run the rollup job, read its latest result (admins)."""
 from flask import current_app, jsonify
 
-from app.web import extensions
 from app.spark import launcher
+from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
-
 
 admins_only = access.admins("only admins may run or read Spark jobs")
 

@@ -25,18 +25,17 @@ import random
 import orjson
 from flask import Response, current_app, jsonify, request
 
-from app.users import accounts
-from app.web import extensions
-from app.users import subscriptions
-from app.web.auth import stream_tokens, tokens
-from app.web.auth.guards import Unauthorized, identify
-from app.stream.envelope import EnvelopeError, check_cursor, restrict
 from app.realtime import replay
 from app.realtime.storm import BUSY, Busy
 from app.realtime.streams import END, Stream
 from app.redis_client import UNAVAILABLE
+from app.stream.envelope import EnvelopeError, check_cursor, restrict
+from app.users import accounts, subscriptions
+from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
+from app.web.auth import stream_tokens, tokens
+from app.web.auth.guards import Unauthorized, identify
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ An endpoint's state: ``pending`` (queued, the one being tried included),
 from flask import jsonify, request
 
 from app.web import extensions
-from app.webhooks import store
 from app.web.api import access
 from app.web.api.blueprint import bp
+from app.webhooks import store
 
 PUBLIC = ("id", "url", "topics", "min_severity", "private", "created", "created_by")
 

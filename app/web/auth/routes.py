@@ -1,9 +1,9 @@
 """Sign in and out (session, CSRF-protected form) and token issue."""
 from flask import current_app, flash, jsonify, redirect, render_template, request, session, url_for
 
+from app.redis_client import UNAVAILABLE
 from app.users import accounts
 from app.web import extensions
-from app.redis_client import UNAVAILABLE
 from app.web.auth import tokens
 from app.web.auth.blueprint import bp
 from app.web.auth.guards import session_user

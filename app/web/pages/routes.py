@@ -2,11 +2,11 @@
 from flask import abort, current_app, redirect, render_template, send_from_directory, url_for
 from flask_wtf.csrf import generate_csrf
 
-from app.web import extensions
+from app.settings import ROOT
 from app.users import subscriptions
+from app.web import extensions
 from app.web.auth import tokens
 from app.web.auth.guards import session_user
-from app.settings import ROOT
 from app.web.pages.blueprint import bp
 
 # Only these files of node_modules are served, by a short public name.

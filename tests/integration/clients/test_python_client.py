@@ -10,14 +10,20 @@ import time
 import pytest
 from flask import Flask, render_template_string
 
+from app.stream.keys import STREAM
 from app.users import accounts, subscriptions
 from app.web.auth.host_tokens import HostTokens
-from app.stream.keys import STREAM
-from herald_client import (HeraldClient, InvalidNotification, NotAuthorized, TokenSigner,
-                           Unavailable, retry_policy)
+from herald_client import (
+    HeraldClient,
+    InvalidNotification,
+    NotAuthorized,
+    TokenSigner,
+    Unavailable,
+    retry_policy,
+)
 from herald_client.flask import Herald
 from tests.helpers.keys import SECRET, ec_pair
-from tests.support import ROOT, LiveServer, Listener, RedisServer, refusal
+from tests.support import ROOT, Listener, LiveServer, RedisServer, refusal
 
 PACKAGE = ROOT / "clients" / "python" / "herald_client"
 

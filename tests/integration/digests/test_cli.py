@@ -1,8 +1,8 @@
 """flask --app wsgi digest list | preview ID | send-now ID."""
-from app.users import accounts
-from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import Collector
+from app.stream.publish import Bus
+from app.users import accounts
 
 
 def collect_all(redis):

@@ -13,13 +13,13 @@ from collections import Counter
 
 import pytest
 
-from app.users import accounts
-from app.stream.keys import STREAM
-from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import GROUP
-from tests.support import wait_until
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
+from app.users import accounts
 from tests.integration.workers.processes import WorkerProcesses, beats
+from tests.support import wait_until
 
 TOPIC_LINE = re.compile(r"^  (ops\.n\d+): (.+)$", re.M)
 

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from app.users import accounts
-from app.stream.publish import Bus
 from app.digests import store, windows
-from app.digests.worker import Worker
 from app.digests.smtp import Smtp
+from app.digests.worker import Worker
+from app.stream.publish import Bus
+from app.users import accounts
 
 AHEAD = 120  # seconds the worker's clock runs ahead: every window is due
 

@@ -9,11 +9,10 @@ import time
 
 import pytest
 
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import sign_in
-from tests.support import (LiveServer, Listener, RedisServer, SteadyPublisher, rest_publisher,
-                           wait_until)
+from tests.support import Listener, LiveServer, RedisServer, SteadyPublisher, rest_publisher, wait_until
 
 WATCH = """() => {
   window.heraldSeen = [];

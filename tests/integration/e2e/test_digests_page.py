@@ -4,11 +4,16 @@ times in the browser's zone (see local_zone)."""
 import pytest
 from playwright.sync_api import expect
 
-from app.users import accounts
-from app.stream.publish import Bus
 from app.digests import store
 from app.digests.collect import Collector
-from tests.integration.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin, sign_in
+from app.stream.publish import Bus
+from app.users import accounts
+from tests.integration.e2e.conftest import (
+    accessibility_violations,
+    no_horizontal_scroll,
+    open_as_admin,
+    sign_in,
+)
 from tests.integration.e2e.local_zone import assert_local_times, context  # noqa: F401  (context: the fixture)
 
 

@@ -2,8 +2,8 @@
 resumes by itself (Last-Event-ID) after the server restarts, missing nothing."""
 from playwright.sync_api import expect  # noqa: F401  (the page's assertions below)
 
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import sign_in
 
 OPEN = """async () => {

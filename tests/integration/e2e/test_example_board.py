@@ -10,8 +10,8 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from app.users import accounts
 from app.stream.keys import STREAM
+from app.users import accounts
 from tests.integration.e2e.conftest import CSP_REPORTER, accessibility_violations, no_horizontal_scroll
 from tests.support import EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, free_port
 

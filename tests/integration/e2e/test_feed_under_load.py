@@ -11,8 +11,8 @@ both by the feed's length; a page that does so falls seconds behind a steady
 """
 from playwright.sync_api import expect
 
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import sign_in
 
 COUNT = 650        # past the 550 the feed holds before it lets the oldest 50 go

@@ -2,8 +2,8 @@
 import pytest
 from playwright.sync_api import expect
 
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import sign_in
 
 

@@ -5,8 +5,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import DESKTOP, PHONE, horizontal_overflow, sign_in
 
 WAIT = 5_000

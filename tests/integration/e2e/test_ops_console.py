@@ -35,7 +35,8 @@ def test_a_killed_worker_turns_red(live_server, redis_server, redis, page, tmp_p
         killed = time.monotonic()
         expect(row).to_have_class("missing", timeout=15_000)
         seen_after = time.monotonic() - killed  # reported by the test's log, not asserted
-        print(f"missing shown {seen_after:.1f} s after the kill (interval {BEAT} s + grace 2 s + refresh 2 s)")
+        print(f"missing shown {seen_after:.1f} s after the kill "
+              f"(interval {BEAT} s + grace 2 s + refresh 2 s)")
         expect(row.locator(".health")).to_have_text("✕ Missing")
         expect(page.locator("#ops-summary")).to_contain_text(f"archiver {redis_instance(row)} is missing")
     finally:

@@ -6,12 +6,16 @@ import orjson
 import pytest
 from playwright.sync_api import expect
 
-from app.users import accounts
 from app.ops import heartbeats
-from app.users import subscriptions
 from app.stream.publish import Bus
-from tests.integration.e2e.conftest import (DESKTOP, PHONE, accessibility_violations, horizontal_overflow,
-                                sign_in)
+from app.users import accounts, subscriptions
+from tests.integration.e2e.conftest import (
+    DESKTOP,
+    PHONE,
+    accessibility_violations,
+    horizontal_overflow,
+    sign_in,
+)
 
 
 def check_page(page, what):

@@ -132,6 +132,7 @@ def test_the_page_on_a_phone(server, redis, page):
     assert page.locator("h1").all_inner_texts() == ["Webhooks"]
     wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
         .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth)
-        .map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))""")
+        .map(e => e.tagName + '.' + e.className + '#' + e.id + ' '
+                  + Math.round(e.getBoundingClientRect().right))""")
     assert horizontal_overflow(page) == 0, wide
     assert accessibility_violations(page) == []

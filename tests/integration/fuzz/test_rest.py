@@ -17,14 +17,18 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
-from schemathesis.checks import (content_type_conformance, not_a_server_error,
-                                 response_schema_conformance, status_code_conformance)
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
-from app.users import accounts
 from app import create_app
+from app.settings import TestConfig
 from app.stream import envelope as rules
 from app.stream.keys import STREAM
-from app.settings import TestConfig
+from app.users import accounts
 from tests import support
 from tests.integration.fuzz.conftest import TRIED
 

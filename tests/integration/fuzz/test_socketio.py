@@ -11,9 +11,9 @@ import websocket
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.users import accounts, subscriptions
-from app.stream.publish import Bus
 from app.stream.envelope import TOPIC_RE
+from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.integration.fuzz.conftest import TRIED
 from tests.support import Listener, LiveServer, wait_until
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from app.stream import envelope as rules
 from app.stream.keys import STREAM
+from herald_client.zmq import Publisher
 from tests.integration.fuzz.conftest import TRIED
 from tests.integration.fuzz.test_socketio import JSON
 from tests.support import Bridge, wait_until
-from herald_client.zmq import Publisher
 
 FUZZ = settings(max_examples=300, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))

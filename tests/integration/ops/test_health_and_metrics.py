@@ -4,11 +4,9 @@ import socket
 
 import requests
 
-from app.users import accounts
-from app.ops import metrics
-from app.users import subscriptions
-from app.ops import worker_figures
+from app.ops import metrics, worker_figures
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.support import Listener, LiveServer, wait_until
 
 

@@ -9,10 +9,9 @@ import subprocess
 import pytest
 import requests
 
-from app.users import accounts
 from app.ops import processes
-from app.users import subscriptions
 from app.redis_client import SentinelURLError, connect, parse_sentinel_url
+from app.users import accounts, subscriptions
 from tests.support import Listener, LiveServer, free_port, wait_until
 
 

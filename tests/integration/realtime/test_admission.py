@@ -50,7 +50,7 @@ def test_past_the_limit_a_connection_is_refused_at_once_but_health_probes_are_an
         health = requests.get(limited.url + "/healthz", timeout=5)
         assert health.status_code == 200 and health.json()["status"] == "ok"
         metrics = requests.get(limited.url + "/metrics", timeout=5).text
-        assert [l for l in metrics.splitlines() if l.startswith("herald_connections_refused")]
+        assert [line for line in metrics.splitlines() if line.startswith("herald_connections_refused")]
     finally:
         for sock in held:
             sock.close()

@@ -3,9 +3,8 @@ client gets one ``notifications`` frame with exactly those of the batch it
 may see, in id order, and nothing of anyone else's."""
 import uuid
 
-
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus, prepare
+from app.users import accounts, subscriptions
 from tests.support import Listener, wait_until
 
 
@@ -26,7 +25,7 @@ def test_a_batch_reaches_each_client_as_exactly_what_it_may_see(live_server, red
         ids = Bus(redis).publish_batch([prepare(e) for e in envelopes], f"batch:{uuid.uuid4()}")
 
         def visible(user, topics):
-            return [i for i, e in zip(ids, envelopes)
+            return [i for i, e in zip(ids, envelopes, strict=True)
                     if e.get("user", user) == user
                     and ("user" in e or any(e["topic"] == t or e["topic"].startswith(t + ".")
                                             for t in topics))]

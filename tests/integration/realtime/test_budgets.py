@@ -34,7 +34,7 @@ def test_a_client_flooding_events_is_cut_off_and_nobody_else_notices(flooded, re
         wait_until(lambda: sent in ann.ids(), timeout=5, message="delivery during the flood")
         metrics = requests.get(server.url + "/metrics", timeout=5).text
         assert "herald_abusive_disconnects" in metrics
-        line = [l for l in metrics.splitlines() if l.startswith("herald_abusive_disconnects")]
+        line = [line for line in metrics.splitlines() if line.startswith("herald_abusive_disconnects")]
         assert float(line[0].split()[-1]) >= 5
     finally:
         for ws in abusers:

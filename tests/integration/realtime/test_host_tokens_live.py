@@ -6,10 +6,10 @@ vouches for them by signing their tokens.
 import pytest
 import requests
 
-from app.users import subscriptions
 from app.stream.publish import Bus
+from app.users import subscriptions
 from tests.helpers.keys import SECRET, host_token, rsa_pair, unsigned_token
-from tests.support import LiveServer, Listener, marked, refusal, wait_until
+from tests.support import Listener, LiveServer, marked, refusal, wait_until
 
 AUDIENCE = "herald"
 
@@ -133,7 +133,7 @@ def test_a_private_notification_reaches_only_its_sub_live_on_replay_and_over_res
         dave.close()
     replayed = {user: listen(server, token(user), last_id=before) for user in ("carol", "dave")}
     try:
-        wait_until(lambda: all(l.replays for l in replayed.values()), message="replays")
+        wait_until(lambda: all(lst.replays for lst in replayed.values()), message="replays")
         assert replayed["carol"].ids() == [secret, marker]
         assert replayed["dave"].ids() == [marker]
     finally:

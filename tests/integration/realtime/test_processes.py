@@ -7,8 +7,8 @@ a client twice or not at all would show here.
 """
 import requests
 
-from app.users import accounts, read_state, subscriptions
 from app.stream.publish import Bus
+from app.users import accounts, read_state, subscriptions
 from tests.support import Listener, LiveServer, free_port, wait_until
 
 USER = ("ann", "ann-password")

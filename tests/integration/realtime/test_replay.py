@@ -6,11 +6,11 @@ import time
 import pytest
 import socketio
 
-from app.users import accounts, subscriptions
+from app.stream.history import visible_to
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
-from app.stream.history import visible_to
-from tests.support import NAMESPACE, LiveServer, Listener, marked, wait_until
+from app.users import accounts, subscriptions
+from tests.support import NAMESPACE, Listener, LiveServer, marked, wait_until
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """A client that stops reading is cut off at its bound; others are not held up."""
 import pytest
 
-from app.users import accounts, subscriptions
 from app.stream.publish import Bus
-from tests.support import LiveServer, Listener, StalledClient, rss_mb, wait_until
+from app.users import accounts, subscriptions
+from tests.support import Listener, LiveServer, StalledClient, rss_mb, wait_until
 
 FLOOD = 10_000
 BLOB = "x" * 8000  # ~8 KB per notification: 80 MB in all, were it all queued

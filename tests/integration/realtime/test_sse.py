@@ -5,9 +5,9 @@ import time
 import pytest
 import requests
 
-from app.users import accounts, subscriptions
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
 from tests.support import EventStream, LiveServer, RedisServer, issue_token
 
 

@@ -11,11 +11,11 @@ import time
 
 import requests
 
-from app.users import accounts, read_state, subscriptions
-from app.stream.publish import Bus
 from app.digests import store
 from app.digests.smtp import Smtp
 from app.digests.worker import Worker
+from app.stream.publish import Bus
+from app.users import accounts, read_state, subscriptions
 from tests.support import Listener, issue_token, wait_until
 
 

@@ -86,7 +86,7 @@ def test_the_launch_command_on_local_and_cluster_masters(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_MASTER", "spark://spark-master.internal:7077")
     command = launcher.rollup_command("archive", "out", scratch=tmp_path / "scratch")
     assert command[0] == str(launcher.spark_submit()) and os.access(command[0], os.X_OK)
-    options = dict(zip(command[1:9:2], command[2:9:2]))
+    options = dict(zip(command[1:9:2], command[2:9:2], strict=True))
     assert options == {"--master": "spark://spark-master.internal:7077",
                        "--deploy-mode": "client", "--name": "herald-rollup",
                        "--py-files": str(tmp_path / "scratch" / launcher.PROJECT_ZIP)}
@@ -195,7 +195,7 @@ def test_the_executor_check_names_each_problem(spark, tmp_path, monkeypatch, cap
     archive, out = generate(tmp_path / "archive", 10, days=2), tmp_path / "out"
     on_a_cluster = _OnACluster(spark)
     found = rollup.check_cluster(on_a_cluster, archive, out)  # the real probe: all is well
-    assert [report["version"] for report in found] == ["%d.%d.%d" % sys.version_info[:3]]
+    assert [report["version"] for report in found] == ["{}.{}.{}".format(*sys.version_info[:3])]
     assert not list(out.glob(".herald-cluster-check-*"))  # the driver's marker is removed
 
     monkeypatch.setattr(rollup, "_probe", canned(GOOD, dict(GOOD, host="node-b", archive=False,

@@ -9,7 +9,7 @@ from workers.spark.notifier import SparkJobNotifier, notify_spark_job
 
 def job_notifications(redis, correlation_id=None):
     found = []
-    for entry_id, fields in redis.xrange(STREAM):
+    for _entry_id, fields in redis.xrange(STREAM):
         envelope = orjson.loads(fields[b"envelope"])
         if envelope["topic"].startswith("spark.job.") and (
                 correlation_id is None or envelope.get("correlation_id") == correlation_id):

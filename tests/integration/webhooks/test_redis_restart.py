@@ -1,11 +1,11 @@
 """A crash of Redis (SIGKILL; append-only file, fsync'd on every write) while webhooks
 are being delivered loses nothing: every notification accepted reaches the receiver,
 in order (duplicates, if any, droppable by Herald-Delivery)."""
-from app.stream.publish import Bus, BusUnavailable
 from app.redis_client import UNAVAILABLE
+from app.stream.publish import Bus, BusUnavailable
 from app.webhooks import outbound, store
-from tests.support import RedisServer, wait_until
 from tests.helpers.webhooks import LOOPBACK_ALLOWED, Receiver, WebhookWorker
+from tests.support import RedisServer, wait_until
 
 
 def publish_until_accepted(bus, title, timeout=15):

@@ -7,15 +7,14 @@ import os
 import stat
 import subprocess
 
-
 from app import create_app
 from app.ops import worker_health
+from app.settings import TestConfig
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
-from app.settings import TestConfig
-from tests.support import wait_until
 from tests.helpers.archives import archived
 from tests.integration.workers.test_archiver import ArchiverProcess
+from tests.support import wait_until
 from workers.archiver import FILE_NAME
 
 

@@ -9,11 +9,10 @@ import pytest
 
 from app import create_app
 from app.ops import worker_figures
-from app.stream.keys import STREAM
 from app.settings import TestConfig
+from app.stream.keys import STREAM
 from herald_client.zmq import Publisher, Subscriber
 from tests.support import Bridge, wait_until
-
 
 PEERS, EACH = 6, 150  # peers (half on each bridge) and confirmed publishes per peer
 

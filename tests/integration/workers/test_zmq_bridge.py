@@ -11,8 +11,8 @@ import zmq
 
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
-from tests.support import ROOT, Bridge, RedisServer, free_port, wait_until
 from herald_client.zmq import Publisher, PublishError, Subscriber
+from tests.support import ROOT, Bridge, RedisServer, free_port, wait_until
 
 SUBSCRIPTION_SETTLE = 0.5  # ZeroMQ's slow joiner: let SUBSCRIBE reach the XPUB
 

@@ -6,8 +6,8 @@ import sys
 import orjson
 import pytest
 
-from app.users import accounts
 from app.stream.keys import STREAM
+from app.users import accounts
 from tests.support import ROOT
 
 

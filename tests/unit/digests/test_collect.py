@@ -1,8 +1,8 @@
 """Collecting into digest windows while a subscription is deleted."""
-from app.users import accounts
-from app.stream.publish import Bus
 from app.digests import store, windows
 from app.digests.collect import Collector
+from app.stream.publish import Bus
+from app.users import accounts
 
 
 def test_a_digest_deleted_while_a_notification_is_collected_gets_no_window(redis):

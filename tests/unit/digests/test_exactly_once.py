@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from app.users import accounts
-from app.stream.keys import STREAM
-from app.stream.publish import Bus
 from app.digests import store, windows
 from app.digests.collect import GROUP, Collector, collected_key
 from app.digests.consumers import Claimer
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
+from app.users import accounts
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@ import time
 
 import orjson
 
-from app.ops import heartbeats
-from app.stream.publish import Bus
 from app.digests import store as digest_store
+from app.ops import heartbeats
 from app.realtime.presence import Presence
+from app.stream.publish import Bus
 from tests.support import sign_in
 
 

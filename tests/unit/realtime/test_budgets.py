@@ -2,9 +2,9 @@
 
 import gevent
 
-from app.users import read_state
-from app.stream.publish import Bus
 from app.realtime.budgets import ReadCoalescer, TokenBucket
+from app.stream.publish import Bus
+from app.users import read_state
 
 
 def test_a_bucket_allows_its_burst_then_its_rate():

@@ -3,9 +3,8 @@ import orjson
 import pytest
 
 from app.realtime import presence
-from app.stream.keys import CONTROL
 from app.realtime.presence import Presence
-
+from app.stream.keys import CONTROL
 
 END = {"end": "of what the test reads"}  # published by the test after what it awaits
 

@@ -6,13 +6,13 @@ under test here, and the end-to-end tests drive the real one.
 import orjson
 import pytest
 
-from app.stream import control
-from app.stream.publish import Bus
 from app.realtime import presence, rooms
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
 from app.realtime.streams import StreamHub
+from app.stream import control
 from app.stream.follow import LiveFeed
+from app.stream.publish import Bus
 
 
 class RecordingServer:
@@ -145,8 +145,8 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     """Connected without being live is the one state a connection must never be in:
     if its CONNECT reply has not gone out in time, it is cut off (its client then
     connects again and is replayed), rather than left joined to no room."""
-    from app.realtime.presence import Presence
     from app.realtime.namespace import NotificationsNamespace
+    from app.realtime.presence import Presence
     from app.realtime.server import HeraldServer
     sio = HeraldServer(async_mode="threading")
     seam = ReplaySeam(LiveFeed(redis, redis_server.url, name="relay"))

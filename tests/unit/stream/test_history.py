@@ -1,9 +1,9 @@
 """app/stream/history.py's scan: long reads that ask for the next read early, and stop early."""
 import pytest
 
+from app.redis_client import connect
 from app.stream import history
 from app.stream.publish import Bus
-from app.redis_client import connect
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
+from app.redis_client import connect
 from app.stream.keys import STREAM
 from app.stream.publish import Bus, BusUnavailable, IdempotencyConflict
-from app.redis_client import connect
 from tests.support import wait_until
 
 

@@ -4,10 +4,10 @@ import re
 import orjson
 import pytest
 
+from app.redis_client import connect
+from app.stream.envelope import EnvelopeError
 from app.stream.keys import LIVE, STREAM
 from app.stream.publish import Bus, BusUnavailable
-from app.stream.envelope import EnvelopeError
-from app.redis_client import connect
 from tests.support import free_port, wait_until
 
 TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\Z")
@@ -99,8 +99,8 @@ def test_a_key_stored_before_batches_existed_is_still_understood(redis, bus):
     must answer its publish, not store it twice, across an upgrade."""
     import hashlib
 
-    from app.stream.publish import fingerprint
     from app.stream.envelope import validate
+    from app.stream.publish import fingerprint
     clean = validate({"topic": "ops", "title": "old"})
     key = "herald:publish:once:" + hashlib.sha256(b"old-key").hexdigest()
     redis.set(key, f"1700000000000-0 2023-11-14T22:13:20.000Z {fingerprint(clean)}")

@@ -5,7 +5,7 @@ import time
 import pytest
 import redis as redis_lib
 
-from app.users import read_state, archive_and_snooze
+from app.users import archive_and_snooze, read_state
 
 
 def later(ms=60_000):

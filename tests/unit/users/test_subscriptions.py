@@ -1,9 +1,9 @@
 """Subscriptions in Redis: changes and their announcements on herald:control."""
 import pytest
 
-from app.users import subscriptions
 from app.stream import control
 from app.stream.keys import CONTROL
+from app.users import subscriptions
 from tests.support import wait_until
 
 

@@ -2,9 +2,9 @@
 429 with Retry-After, counted in Redis so that every web process shares them."""
 import pytest
 
-from app.users import accounts
 from app import create_app
 from app.settings import TestConfig
+from app.users import accounts
 
 
 @pytest.fixture

@@ -37,11 +37,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file (spark-submit): make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from pyspark.sql import DataFrame, SparkSession, functions as F  # noqa: E402
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType  # noqa: E402
 
-from app.spark.masters import is_local  # noqa: E402
 from app.settings import get  # noqa: E402
+from app.spark.masters import is_local  # noqa: E402
 from workers.spark.notifier import SparkJobNotifier  # noqa: E402
 
 ARCHIVE_SCHEMA = StructType([StructField(name, StringType()) for name in
@@ -146,7 +147,7 @@ def _probe(archive, samples, marker):
             project = None
         output = os.path.dirname(marker)
         yield {"host": socket.gethostname(), "python": sys.executable,
-               "version": "%d.%d.%d" % sys.version_info[:3], "project": project,
+               "version": "{}.{}.{}".format(*sys.version_info[:3]), "project": project,
                "archive": os.path.isdir(archive),
                "archive_readable": all(os.access(path, os.R_OK) for path in samples),
                "output": os.path.isfile(marker),

@@ -2,9 +2,9 @@
 and a seeded history with a reference model of who may see what."""
 import random
 
-from app.users import subscriptions
-from app.stream.publish import Bus
 from app.stream.envelope import SEVERITIES, topic_matches
+from app.stream.publish import Bus
+from app.users import subscriptions
 from tests.helpers.keys import host_token
 from tests.support import issue_token
 

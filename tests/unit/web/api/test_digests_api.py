@@ -2,12 +2,10 @@
 import pytest
 
 from app.stream.publish import Bus
-from tests.support import csrf_of_dashboard, sign_in
+from tests.support import csrf_of_dashboard, issue_token, sign_in
 
 GOOD = {"email": "ops@example.com", "topics": ["ops", "spark"], "min_severity": "warning",
         "schedule": "daily@08:30", "timezone": "Europe/Paris", "enabled": True, "critical_now": True}
-
-from tests.support import issue_token
 
 
 def bearer(name):

@@ -5,8 +5,8 @@ import html
 import pytest
 
 from app import create_app
-from app.web.api.errors import PAGE_ERRORS
 from app.settings import TestConfig
+from app.web.api.errors import PAGE_ERRORS
 from tests.support import sign_in
 
 

@@ -5,9 +5,9 @@ Checked against a seeded history and a reference model of the feed
 """
 import pytest
 
-from app.users import read_state
-from app.stream.publish import Bus
 from app.stream.envelope import topic_matches
+from app.stream.publish import Bus
+from app.users import read_state
 from tests.unit.web.api.helpers import bearer, ids, read, seed, subscribe, visible, walk_back
 
 BOB_TOPICS = ("ops", "spark")

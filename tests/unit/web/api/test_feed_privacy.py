@@ -9,13 +9,12 @@ import time
 
 import pytest
 
-from app.users import accounts
 from app import create_app
-from app.users import archive_and_snooze
-from app.stream.publish import Bus
 from app.settings import TestConfig
-from tests.unit.web.api.helpers import bearer, ids, jwt_bearer, read, subscribe, walk_back
+from app.stream.publish import Bus
+from app.users import accounts, archive_and_snooze
 from tests.helpers.keys import SECRET
+from tests.unit.web.api.helpers import bearer, ids, jwt_bearer, read, subscribe, walk_back
 
 SECRET_WORD = "zebra"  # only in eve's private notifications, and in one public one
 

@@ -5,9 +5,9 @@ import time
 import orjson
 import pytest
 
-from app.users import read_state, archive_and_snooze
 from app.stream.keys import CONTROL
 from app.stream.publish import Bus
+from app.users import archive_and_snooze, read_state
 from tests.unit.web.api.helpers import bearer, ids, subscribe
 
 

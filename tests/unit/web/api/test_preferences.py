@@ -2,15 +2,14 @@
 import orjson
 import pytest
 
-from app.users import accounts
 from app import create_app
-from app.users import preferences
-from app.stream.publish import Bus
-from app.settings import TestConfig
 from app.digests import render, store, windows
 from app.digests.collect import Collector
-from tests.unit.web.api.helpers import bearer, jwt_bearer
+from app.settings import TestConfig
+from app.stream.publish import Bus
+from app.users import accounts, preferences
 from tests.helpers.keys import SECRET
+from tests.unit.web.api.helpers import bearer, jwt_bearer
 
 DEFAULTS = {"email": None, "timezone": "UTC", "quiet": None, "rules": []}
 GOOD = {"email": "bob@example.com", "timezone": "Europe/Paris",

@@ -2,10 +2,10 @@
 import orjson
 import pytest
 
-from app.users import accounts
 from app import create_app
-from app.stream.keys import STREAM
 from app.settings import TestConfig
+from app.stream.keys import STREAM
+from app.users import accounts
 from tests.support import csrf_of_dashboard, free_port, issue_token, sign_in
 
 
@@ -164,9 +164,10 @@ def test_a_batch_is_published_in_order_and_answers_every_id(client, redis, api_k
     assert reply.status_code == 201
     ids = [n["id"] for n in reply.get_json()["notifications"]]
     assert [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)] == ids
-    again = client.post("/api/notifications/batch", headers=dict(bearer(api_key), **{"Idempotency-Key": "b1"}),
+    keyed = dict(bearer(api_key), **{"Idempotency-Key": "b1"})
+    again = client.post("/api/notifications/batch", headers=keyed,
                         json={"notifications": [{"topic": "ops.c", "title": "three"}]})
-    repeat = client.post("/api/notifications/batch", headers=dict(bearer(api_key), **{"Idempotency-Key": "b1"}),
+    repeat = client.post("/api/notifications/batch", headers=keyed,
                          json={"notifications": [{"topic": "ops.c", "title": "three"}]})
     assert repeat.get_json() == again.get_json() and repeat.headers["Idempotent-Replayed"] == "true"
     assert redis.xlen(STREAM) == 3

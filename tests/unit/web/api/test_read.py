@@ -1,8 +1,8 @@
 """GET /api/notifications: the caller's feed, in id order, and nothing else."""
 import pytest
 
-from app.users import subscriptions
 from app.stream.publish import Bus
+from app.users import subscriptions
 from tests.support import issue_token
 
 

@@ -2,9 +2,9 @@
 sign-in takes as long for an unknown name as for a known one."""
 from werkzeug import security
 
-from app.users import accounts
 from app import create_app
 from app.settings import TestConfig
+from app.users import accounts
 from tests.support import free_port, sign_in
 
 

@@ -2,11 +2,10 @@
 the client library does not reach into Herald, no module imports itself back
 through others, app/ shows its rooms, and no module outgrows 300 lines."""
 import ast
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 
 def imported_modules(folder):
