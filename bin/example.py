@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bin"))
 
-from app.users import accounts  # noqa: E402
-from app.settings import port as config_port  # noqa: E402
-from app.settings import get, var_dir  # noqa: E402
 import stack  # noqa: E402
+
+from app.settings import get, var_dir  # noqa: E402
+from app.settings import port as config_port  # noqa: E402
+from app.users import accounts  # noqa: E402
 
 KEY_NAME = "example-board"
 

@@ -30,12 +30,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.users import accounts  # noqa: E402
 from app.ops import logs, processes
-from app.users import subscriptions
-from app.settings import port as config_port  # noqa: E402
-from app.settings import Config, get, private_redis_socket, var_dir  # noqa: E402
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
+from app.settings import Config, get, private_redis_socket, var_dir  # noqa: E402
+from app.settings import port as config_port  # noqa: E402
+from app.users import (
+    accounts,  # noqa: E402
+    subscriptions,
+)
 
 PY = sys.executable
 

@@ -9,8 +9,18 @@ import os
 import secrets
 from pathlib import Path
 
-from flask import (Flask, abort, jsonify, redirect, render_template, request,
-                   send_from_directory, session, url_for)
+from flask import (
+    Flask,
+    abort,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    send_from_directory,
+    session,
+    url_for,
+)
+
 from herald_client.flask import Herald
 
 from .alerts import AssignmentAlerts
