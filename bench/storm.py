@@ -1,6 +1,6 @@
 """A reconnect storm: the web process holding every client is killed and restarted.
 
-``--clients`` copies of Herald's browser client (static/js/herald.js, run
+``--clients`` copies of Herald's browser client (clients/js/herald.js, run
 unchanged in Node by bench/storm.js) are connected to one web process and
 live; notifications are published at a steady rate (``--rate`` a second,
 straight to Redis, each with its publish time); the web process is killed

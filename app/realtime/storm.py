@@ -20,7 +20,7 @@ the same moment. So each web process:
   with :class:`Busy`: ``unavailable: busy, retry later`` and a
   ``retry_after`` in seconds. Herald's browser client treats it as it
   treats every ``unavailable`` refusal: it retries, no sooner than
-  ``retry_after``, plus a random delay (static/js/herald.js).
+  ``retry_after``, plus a random delay (clients/js/herald.js).
 
 ``retry_after`` comes from the process's :class:`Schedule`: each refusal is
 given the next free moment at the rate the process admits connects

@@ -1,6 +1,6 @@
 """A reconnect storm: 500 clients on one web process, which is killed and restarted.
 
-The clients are Herald's own browser client (static/js/herald.js, run unchanged
+The clients are Herald's own browser client (clients/js/herald.js, run unchanged
 in Node by bench/storm.js, the benchmark's harness), 500 of them on loopback,
 subscribed through five users. Notifications are published all along, straight
 to Redis; the web process is SIGKILLed and started again on the same port with
