@@ -3,11 +3,12 @@ collaborators when it is made; nothing is filled in afterwards.
 
 Read top-down it is the wiring diagram of the real-time path::
 
-    Redis ─┬─ Bus (publish)            TokenVerifier (Herald tokens, host JWTs)
+    Redis ─┬─ Bus (publish)       TokenVerifier (Herald tokens, host-app JWTs)
            ├─ Presence (who is online)
-           └─ LiveFeed (herald:live) ─ ReplaySeam ─ NotificationsNamespace ─┐
-                                            │        StreamHub (SSE) ───────┤
-                                            └──────── Relay ────────────────┴─ HeraldServer
+           └─ LiveFollower (herald:live)
+                 ├─ ReplaySeam ─┬─ NotificationsNamespace ─┐
+                 │              └─ StreamHub (SSE)         ├─ Relay ── HeraldServer
+                 └─────────────────────────────────────────┘
 
 :func:`build` makes them from the app's config; :func:`background_loops` lists
 what a serving process runs beside them (``wsgi.serve`` starts each). Flask
@@ -31,7 +32,7 @@ from app.realtime.streams import StreamHub
 from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
 from app.redis_client import connect
-from app.stream.follow import LiveFeed
+from app.stream.follow import LiveFollower
 from app.stream.publish import Bus
 from app.users import archive_and_snooze
 from app.web.auth.bearer import TokenVerifier
@@ -47,7 +48,7 @@ class Services(NamedTuple):
     presence: Presence
     sio: HeraldServer
     admission: Admission
-    feed: LiveFeed
+    follower: LiveFollower
     seam: ReplaySeam
     streams: StreamHub
     namespace: NotificationsNamespace
@@ -95,17 +96,17 @@ def build(config):
     # Bounds for a reconnect storm: connects a second, replays at once (storm.py).
     admission = Admission(config["ADMIT_RATE"], config["ADMIT_BURST"], config["REPLAY_CONCURRENCY"],
                           config["REPLAY_QUEUE"], sio.eio.create_event)
-    feed = LiveFeed(client, config["REDIS_URL"], name="relay")
-    seam = ReplaySeam(feed)
+    follower = LiveFollower(client, config["REDIS_URL"], name="relay")
+    seam = ReplaySeam(follower)
     streams = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"], presence)
     namespace = NotificationsNamespace(
         client, tokens, config["MAX_SUBSCRIPTIONS"], presence, seam,
         reads=ReadCoalescer(client, sio.start_background_task, sio.eio.create_event),
         admission=admission)
     sio.register_namespace(namespace)
-    relay = Relay(sio, feed, seam, namespace, streams)
+    relay = Relay(sio, follower, seam, namespace, streams)
     return Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,
-                    presence=presence, sio=sio, admission=admission, feed=feed, seam=seam,
+                    presence=presence, sio=sio, admission=admission, follower=follower, seam=seam,
                     streams=streams, namespace=namespace, relay=relay)
 
 

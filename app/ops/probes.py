@@ -37,7 +37,7 @@ def readyz():
     if relay is None or not relay.running:
         return jsonify(status="unavailable", reason="the relay is not running",
                        process=os.getpid()), 503
-    if not relay.feed.connected:
+    if not relay.follower.connected:
         return jsonify(status="unavailable", reason="the relay is not following herald:live yet",
                        process=os.getpid()), 503
     if faults:

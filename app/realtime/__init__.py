@@ -1,7 +1,7 @@
 """Socket.IO for Herald: how a notification gets from Redis to a browser.
 
     app/stream/publish.py one Lua script: the stream entry and the live copy
-    app/stream/follow.py  LiveFeed: herald:live followed without missing anything
+    app/stream/follow.py  LiveFollower: herald:live followed without missing anything
     relay.py              ONE Redis subscription and ONE greenlet per process -> rooms
     rooms.py              which connections want a notification
     seam.py               ReplaySeam: no gap and no duplicate between replay and live

@@ -87,7 +87,7 @@ class NotificationsNamespace(socketio.Namespace):
             self.limits[sid] = who.topics
         if last_id is None:
             self._go_live(sid, name, topics)
-            self.server.start_background_task(self._say_live, sid, self.seam.feed.position)
+            self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
         else:
             self.seam.hold(sid, name, topics, who.topics)
             self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)

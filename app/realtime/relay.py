@@ -1,6 +1,6 @@
 """The relay: ONE Redis subscription and ONE greenlet per web process.
 
-It follows ``herald:live`` through a :class:`~app.stream.follow.LiveFeed` (which
+It follows ``herald:live`` through a :class:`~app.stream.follow.LiveFollower` (which
 never misses a notification, even across a Redis restart) and emits each
 notification once, to the rooms of the prefixes of its topic (or to its
 owner's room when private), as the JSON Redis delivered; what arrived
@@ -30,12 +30,13 @@ from app.stream.envelope import id_key
 class Relay:
     """Moves notifications from Redis to Socket.IO rooms, missing none."""
 
-    def __init__(self, sio, feed, seam, namespace, streams):
-        """``sio``: the HeraldServer; ``feed``: a LiveFeed to follow; ``seam``: the
-        ReplaySeam whose held connections keep what is delivered; ``namespace`` and
-        ``streams`` (the StreamHub of SSE): where control messages apply."""
+    def __init__(self, sio, follower, seam, namespace, streams):
+        """``sio``: the HeraldServer; ``follower``: the LiveFollower of herald:live it
+        fans out from; ``seam``: the ReplaySeam whose held connections keep what is
+        delivered; ``namespace`` and ``streams`` (the StreamHub of SSE): where control
+        messages apply."""
         self.sio = sio
-        self.feed = feed
+        self.follower = follower
         self.seam = seam
         self.namespace = namespace
         self.streams = streams
@@ -53,10 +54,10 @@ class Relay:
         """Start relaying in a background greenlet (or thread, outside gevent)."""
         if not self.running:
             self.running = True
-            self.sio.start_background_task(self.feed.run, lambda: self.running, *self.handlers())
+            self.sio.start_background_task(self.follower.run, lambda: self.running, *self.handlers())
 
     def handlers(self):
-        """What the feed hands notifications and control messages to (LiveFeed.hand_to)."""
+        """What the follower hands notifications and control messages to (LiveFollower.hand_to)."""
         return self.deliver, self.control, self.deliver_many
 
     def stop(self):

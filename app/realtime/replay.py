@@ -57,4 +57,4 @@ def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False)
         yield "notifications", pending
         cursor = newest(cursor, pending[-1]["id"])
     yield "replayed", {"recovered": recovered, "count": count + len(pending),
-                       "last_id": newest(cursor, seam.feed.position)}
+                       "last_id": newest(cursor, seam.follower.position)}

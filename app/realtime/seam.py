@@ -7,7 +7,7 @@ hands over the part the replay did not cover. If the relay has not yet
 reached the replay's cursor then, the connection gets a *floor*: the relay
 skips for it what the replay already sent.
 
-The seam knows where the relay's feed is (``feed.position``), and nothing of
+The seam knows where the relay's follower is (``follower.position``), and nothing of
 Socket.IO; the namespace and the SSE endpoint hold and release connections,
 the relay fills the holds and honours the floors.
 """
@@ -28,11 +28,11 @@ class Held:
 
 
 class ReplaySeam:
-    """The holds and floors of one web process's replays, beside its relay's ``feed``
-    (an app.stream.follow.LiveFeed, for its position)."""
+    """The holds and floors of one web process's replays, beside its relay's ``follower``
+    (an app.stream.follow.LiveFollower, for its position)."""
 
-    def __init__(self, feed):
-        self.feed = feed
+    def __init__(self, follower):
+        self.follower = follower
         self.held = {}    # sid -> Held
         self.floors = {}  # sid -> id key up to which its replay already sent everything
 
@@ -59,7 +59,7 @@ class ReplaySeam:
         if cursor is None:
             return held.topics, held.buffer
         floor = id_key(cursor)
-        if floor > self.feed.position_key:
+        if floor > self.follower.position_key:
             self.floors[sid] = floor
         return held.topics, [n for n in held.buffer if id_key(n["id"]) > floor]
 

@@ -1,6 +1,6 @@
 """Following ``herald:live`` without missing anything, for the relay and the ZeroMQ bridge.
 
-A :class:`LiveFeed` keeps ``position``, the stream id of the last
+A :class:`LiveFollower` keeps ``position``, the stream id of the last
 notification it handed on. Before its first subscription it reads the
 stream's newest id; after every (re)subscription it first hands on whatever
 the stream holds past ``position`` (published while it was away); a live
@@ -10,7 +10,7 @@ logging one line per change of state rather than one per attempt.
 
 Batching adapts to load: after each wait, whatever else has already arrived
 (up to BATCH_MAX) is taken at once and handed on together to
-``deliver_many``, when given. An idle feed hands on each notification the
+``deliver_many``, when given. An idle follower hands on each notification the
 moment it arrives, alone; a busy one, whole batches, so that the relay
 writes one frame per client per batch rather than one per notification.
 
@@ -36,7 +36,7 @@ BATCH_MAX = 100
 _LIVE, _CONTROL = LIVE.encode(), CONTROL.encode()
 
 
-class LiveFeed:
+class LiveFollower:
     """Calls ``deliver(envelope, raw)`` (given to :meth:`run`) once per notification, in
     id order, missing none; ``position`` is the id of the last one handed on.
 
@@ -48,7 +48,7 @@ class LiveFeed:
     in order with the notifications around it.
     """
 
-    def __init__(self, client, redis_url, name="feed"):
+    def __init__(self, client, redis_url, name="follower"):
         self.client = client  # for stream reads (with timeouts)
         # No read timeout here: an idle channel is normal; health checks find dead links.
         self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
@@ -60,12 +60,12 @@ class LiveFeed:
         self.reconnects = 0
 
     def hand_to(self, deliver, control=None, deliver_many=None):
-        """Who gets what the feed follows: ``deliver`` (or ``deliver_many``) and
+        """Who gets what it follows: ``deliver`` (or ``deliver_many``) and
         ``control`` (see the class). :meth:`run` starts with this."""
         self.deliver, self.control, self.deliver_many = deliver, control, deliver_many
 
     def run(self, running, deliver, control=None, deliver_many=None):
-        """Follow the feed while ``running()`` is true, handing on what arrives
+        """Follow herald:live while ``running()`` is true, handing on what arrives
         (:meth:`hand_to`)."""
         self.hand_to(deliver, control, deliver_many)
         backoff = BACKOFF_FIRST
@@ -87,7 +87,7 @@ class LiveFeed:
                 self._set_connected(False, exc)
                 time.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX)
-            except Exception:  # a bug must not end the feed: log it and go on
+            except Exception:  # a bug must not end the following: log it and go on
                 self.log.exception("unexpected error; resubscribing")
                 time.sleep(backoff)
             finally:

@@ -27,13 +27,13 @@ import time
 import zmq
 
 from app.ops import processes
-from app.stream.follow import LiveFeed
+from app.stream.follow import LiveFollower
 
 log = logging.getLogger("herald.bridge")
 
 
 class Egress:
-    """Follows herald:live (missing nothing, see LiveFeed) and sends it on XPUB."""
+    """Follows herald:live (missing nothing, see LiveFollower) and sends it on XPUB."""
 
     def __init__(self, context, settings, client, redis_url, secure):
         self.xpub = context.socket(zmq.XPUB)
@@ -41,7 +41,7 @@ class Egress:
         self.xpub.linger = 0
         secure(self.xpub)
         self.xpub.bind(settings.xpub)
-        self.feed = LiveFeed(client, redis_url, name="bridge.egress")
+        self.follower = LiveFollower(client, redis_url, name="bridge.egress")
         self.private_allowed = settings.private_allowed
         self.withheld = 0
         self.running = True
@@ -49,7 +49,7 @@ class Egress:
         self.subscriptions = set()
 
     def run(self):
-        self.feed.run(lambda: self.running, self.send)
+        self.follower.run(lambda: self.running, self.send)
         self.xpub.close()
 
     def send(self, envelope, raw):

@@ -109,7 +109,7 @@ def stream():
     position = None
     if last_id is None:
         hub.open(opened)
-        position = seam.feed.position
+        position = seam.follower.position
     else:
         seam.hold(opened.key, who.name, topics, who.topics)
     pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)

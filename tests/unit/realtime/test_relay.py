@@ -11,7 +11,7 @@ from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
 from app.realtime.streams import StreamHub
 from app.stream import control
-from app.stream.follow import LiveFeed
+from app.stream.follow import LiveFollower
 from app.stream.publish import Bus
 
 
@@ -45,10 +45,10 @@ class RecordingNamespace:
 
 
 def make_relay(redis_server, redis, sio, namespace):
-    """A relay as app/services.py wires one, its feed handing on to it as when running."""
-    feed = LiveFeed(redis, redis_server.url, name="relay")
-    relay = Relay(sio, feed, ReplaySeam(feed), namespace, StreamHub(max_queue=10))
-    feed.hand_to(*relay.handlers())
+    """A relay as app/services.py wires one, its follower handing on to it as when running."""
+    follower = LiveFollower(redis, redis_server.url, name="relay")
+    relay = Relay(sio, follower, ReplaySeam(follower), namespace, StreamHub(max_queue=10))
+    follower.hand_to(*relay.handlers())
     return relay
 
 
@@ -65,9 +65,9 @@ def env(entry_id, topic="news.a", user=None):
 
 
 def hand_on(relay, envelope):
-    """What the live feed does with each notification: deliver, then advance."""
+    """What the live follower does with each notification: deliver, then advance."""
     relay.deliver(envelope)
-    relay.feed.advance(envelope["id"])
+    relay.follower.advance(envelope["id"])
 
 
 def test_deliver_routes_to_prefix_rooms_or_the_owner(relay):
@@ -77,7 +77,7 @@ def test_deliver_routes_to_prefix_rooms_or_the_owner(relay):
         ("notification", "1-0", ("t:*", "t:spark", "t:spark.job", "t:spark.job.done"), ()),
         ("notification", "2-0", (rooms.user_room("ann"),), ()),
     ]
-    assert relay.feed.position == "2-0"
+    assert relay.follower.position == "2-0"
 
 
 def test_held_connection_keeps_only_what_it_may_see(relay):
@@ -132,12 +132,12 @@ def test_subscription_change_while_held(relay):
 def test_catch_up_relays_what_the_stream_holds_past_the_position(relay, redis):
     bus = Bus(redis)
     before = bus.publish("news.a", "before")
-    relay.feed.advance(before)
+    relay.follower.advance(before)
     missed = [bus.publish("news.b", f"missed {i}") for i in range(1200)]
-    relay.feed.catch_up()
+    relay.follower.catch_up()
     assert [entry_id for _, entry_id, _, _ in relay.sio.emits] == missed
     # The live copies of those arrive later and are dropped as already relayed.
-    relay.feed.handle(b"herald:live", b'{"id":"%s","topic":"news.b","title":"x"}' % missed[5].encode())
+    relay.follower.handle(b"herald:live", b'{"id":"%s","topic":"news.b","title":"x"}' % missed[5].encode())
     assert len(relay.sio.emits) == len(missed)
 
 
@@ -149,7 +149,7 @@ def test_a_connection_whose_connect_reply_never_goes_out_is_cut_off(redis_server
     from app.realtime.presence import Presence
     from app.realtime.server import HeraldServer
     sio = HeraldServer(async_mode="threading")
-    seam = ReplaySeam(LiveFeed(redis, redis_server.url, name="relay"))
+    seam = ReplaySeam(LiveFollower(redis, redis_server.url, name="relay"))
     namespace = NotificationsNamespace(redis, verifier=None, max_subscriptions=10,
                                        presence=Presence(redis, "test:1"), seam=seam)
     sio.register_namespace(namespace)
@@ -172,7 +172,7 @@ def test_each_control_message_reaches_its_handler_and_what_cannot_be_read_is_ski
     for raw in (control.read("ann", read), b"not json", b'{"user":"ann"}',
                 control.state("ann", {"archived": ["1-0"]}), control.presence("bob", True, 5),
                 control.revoked("cy"), control.subscriptions("ann", "add", ["x"], ["x"])):
-        relay.feed.handle(b"herald:control", raw)
+        relay.follower.handle(b"herald:control", raw)
     assert relay.sio.emits == [
         ("read", read, rooms.user_room("ann")),
         ("state", {"archived": ["1-0"]}, rooms.user_room("ann")),
