@@ -14,7 +14,7 @@ delivery beyond an integer addition:
   queues themselves (app/webhooks/figures.py, which registers its own collector:
   each package adds its figures with register());
 - figures of one worker instance among several (each bridge's backlog,
-  every worker's heartbeat) are one sample per instance: app/ops/worker_figures.py.
+  every worker's heartbeat) are one sample per instance: app/ops/worker_health.py.
 
 ``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
 any of them), renders all of it in the Prometheus text format
@@ -33,7 +33,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import CollectorRegistry
 
-from app.ops import heartbeats, worker_figures, worker_health
+from app.ops import heartbeats, worker_health
 from app.ops.histogram import BATCH_BUCKETS, LAG_BUCKETS
 from app.redis_client import UNAVAILABLE
 from app.stream.keys import METRICS_WORKERS
@@ -247,7 +247,7 @@ class HeraldCollector:
         for worker in sorted(faults):
             fault_family.add_metric([worker], 1)
         yield fault_family
-        yield from worker_figures.heartbeat_families(beats)
+        yield from worker_health.heartbeat_families(beats)
         for field, (kind, text) in WORKER_METRICS.items():
             value = float(workers.get(field.encode(), 0))
             family = (GaugeMetricFamily if kind == "gauge" else CounterMetricFamily)(
@@ -255,7 +255,7 @@ class HeraldCollector:
             family.add_metric([], value)
             yield family
         try:
-            yield worker_figures.bridge_backlog_family(client)
+            yield worker_health.bridge_backlog_family(client)
         except UNAVAILABLE:
             pass
 

@@ -1,12 +1,12 @@
 """What a bridge tells ``/metrics``, once a second: its own backlog (a gauge per
-instance, app/ops/worker_figures.py) and what it received and refused since its
+instance, app/ops/worker_health.py) and what it received and refused since its
 last report (added to the deployment's counters in ``herald:metrics:workers``).
 Skipped while Redis is away; the counts then go in the next report.
 """
 import time
 from collections import Counter
 
-from app.ops import worker_figures
+from app.ops import worker_health
 from app.redis_client import UNAVAILABLE
 from app.stream.keys import METRICS_WORKERS
 
@@ -31,7 +31,7 @@ class Reporter:
         now = {"bridge_received": counters["received"], "bridge_refused": refused}
         try:
             with self.client.pipeline(transaction=False) as pipe:
-                worker_figures.bridge_backlog(pipe, self.instance, backlog)
+                worker_health.bridge_backlog(pipe, self.instance, backlog)
                 for field, value in now.items():
                     if value > self.reported[field]:
                         pipe.hincrby(METRICS_WORKERS, field, value - self.reported[field])

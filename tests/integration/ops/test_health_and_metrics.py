@@ -4,7 +4,7 @@ import socket
 
 import requests
 
-from app.ops import metrics, worker_figures
+from app.ops import metrics, worker_health
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
 from tests.support import Listener, LiveServer, wait_until
@@ -60,7 +60,7 @@ def test_metrics_count_clients_deliveries_batches_and_workers(live_server, redis
         for listener in listeners:
             wait_until(lambda: len(listener.ids()) == len(ids), timeout=10, message="deliveries")
         metrics.count(redis, "digest_emails_sent", 2)
-        worker_figures.bridge_backlog(redis, "bridge-host:1", 7)  # per bridge instance (issue 17)
+        worker_health.bridge_backlog(redis, "bridge-host:1", 7)  # per bridge instance (issue 17)
         process = f"{socket.gethostname()}:{live_server.process.pid}"
         text = scrape(live_server)
         assert value(text, "herald_connected_clients", process=process) == 3

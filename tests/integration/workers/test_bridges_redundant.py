@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from app import create_app
-from app.ops import worker_figures
+from app.ops import worker_health
 from app.settings import TestConfig
 from app.stream.keys import STREAM
 from herald_client.zmq import Publisher, Subscriber
@@ -79,8 +79,8 @@ def test_two_bridges_ingest_at_once_and_both_serve_egress(bridges, redis, redis_
         for subscriber in subscribers:
             subscriber.close()
     # A backlog gauge per bridge, neither overwriting the other.
-    keys = wait_until(lambda: redis.keys(worker_figures.BRIDGE_PREFIX + "*")
-                      if len(redis.keys(worker_figures.BRIDGE_PREFIX + "*")) == 2 else None,
+    keys = wait_until(lambda: redis.keys(worker_health.BRIDGE_PREFIX + "*")
+                      if len(redis.keys(worker_health.BRIDGE_PREFIX + "*")) == 2 else None,
                       timeout=5, message="a backlog gauge from each bridge")
     pids = {key.decode().rsplit(":", 1)[1] for key in keys}
     assert pids == {str(bridge.process.pid) for bridge in bridges}
