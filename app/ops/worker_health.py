@@ -7,8 +7,9 @@ here, and reports again when it works once more; the hash
 never raises: a fault report must not become a second fault.
 
 Figures of the redundant workers, one sample per instance. Several of a kind
-may run on one Redis (docs/deploy.md, "Redundant workers"), so a figure that belongs to one process cannot be
-one field of the shared ``herald:metrics:workers`` hash, where each would overwrite the other:
+may run on one Redis (docs/deploy.md, "Redundant workers"), so a figure that
+belongs to one process cannot be one field of the shared
+``herald:metrics:workers`` hash, where each would overwrite the other:
 
 - ``herald_bridge_backlog{instance}``: each ZeroMQ bridge sets
   ``herald:metrics:bridge:<instance>`` with an expiry, so a dead bridge
