@@ -19,9 +19,10 @@ run: setup
 example: setup
 	@$(PY) bin/example.py
 
-# ruff (pyproject.toml), then the browser client's unit tests in Node, then every Python test.
+# ruff (pyproject.toml), then the browser client's unit tests in Node, then every Python
+# test in two processes (a file's tests stay together; PYTEST_ARGS="-n 0" runs them in one).
 test: setup-test lint test-js
-	@$(PY) -m pytest $(PYTEST_ARGS)
+	@$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 lint: setup-dev
 	@.venv/bin/ruff check --quiet .
