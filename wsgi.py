@@ -61,8 +61,7 @@ def serve():
     host = settings.get("HOST")
     port = settings.port()
     tune_garbage_collection()
-    built = services.Services(**{name: app.extensions[f"herald.{name}"]
-                                 for name in services.Services._fields})
+    built = app.extensions["herald.services"]
     relay, presence = built.relay, built.presence
     relay.start()
     for name, loop, args in services.background_loops(app, built):

@@ -111,7 +111,9 @@ def build(config):
 
 
 def install(app, services):
-    """Make ``services`` the app's: ``app.extensions["herald.<name>"]``."""
+    """Make ``services`` the app's: ``app.extensions["herald.services"]``, and each one
+    as ``app.extensions["herald.<name>"]`` for the views."""
+    app.extensions["herald.services"] = services
     for name, value in services._asdict().items():
         app.extensions[f"herald.{name}"] = value
 

@@ -32,7 +32,14 @@ sys.path.insert(0, str(ROOT))
 
 from app.ops import logs, processes
 from app.redis_client import UNAVAILABLE, connect  # noqa: E402
-from app.settings import Config, get, private_redis_socket, var_dir  # noqa: E402
+from app.settings import (  # noqa: E402
+    Config,
+    child_environment,
+    export_default,
+    get,
+    private_redis_socket,
+    var_dir,
+)
 from app.settings import port as config_port  # noqa: E402
 from app.users import (
     accounts,  # noqa: E402
@@ -192,7 +199,7 @@ def main(extra_env=None, extra_children=None):
     Config()  # a setting that cannot work ends here, in one line, not in a restarting child
     # Decided once, here: text logs when `make run` writes to a terminal, JSON when its
     # output goes to a file or a pipe (the children write to the same stderr).
-    os.environ["LOG_FORMAT"] = logs.choose_format(sys.stderr)
+    export_default("LOG_FORMAT", logs.choose_format(sys.stderr))
     pidfile = claim_pidfile()
     try:
         run(host, port, web_processes, extra_env, extra_children)
@@ -204,7 +211,7 @@ def run(host, port, web_processes, extra_env, extra_children):
     if not port_free(host, port):
         raise SystemExit(f"herald: {host}:{port} is in use; set PORT to another port")
     redis_server = None
-    env = dict(os.environ, HOST=host, PORT=str(port), PYTHONUNBUFFERED="1", **(extra_env or {}))
+    env = child_environment(HOST=host, PORT=str(port), PYTHONUNBUFFERED="1", **(extra_env or {}))
     if not get("REDIS_URL"):
         redis_server = PrivateRedis()
         redis_server.start()

@@ -292,11 +292,15 @@ class Bridge:
         import ast
         messages = [json.loads(line)["message"] for line in self.output().splitlines()
                     if line.startswith("{") and '"logger":"herald.bridge"' in line]
-        line = [m for m in messages if m.startswith("stopped; ")][-1]
-        return ast.literal_eval(line.split("stopped; ", 1)[1])
+        stopped = [m for m in messages if m.startswith("stopped; ")]
+        assert stopped, ("the bridge logged no 'stopped' line: it did not stop within "
+                         f"{self.STOP_SECONDS} s of SIGTERM and was killed\n" + self.output()[-2000:])
+        return ast.literal_eval(stopped[-1].split("stopped; ", 1)[1])
+
+    STOP_SECONDS = 30  # a clean stop (egress child included) on a machine busy with other tests
 
     def stop(self):
-        processes.stop(self.process, 15)
+        processes.stop(self.process, self.STOP_SECONDS)
         if getattr(self, "log", None):
             self.log.close()
 

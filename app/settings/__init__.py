@@ -13,15 +13,15 @@ from app.settings.read import (
     LOOPBACK_HOSTS,
     ROOT,
     archive_dir,
+    child_environment,
+    export_default,
     get,
     herald_url,
     history_max,
     port,
     private_redis_socket,
-    process_name,
     redis_url,
     rollup_dir,
-    seconds,
     secret_key,
     secure_cookies,
     var_dir,
@@ -29,7 +29,7 @@ from app.settings.read import (
 
 __all__ = [
     "SETTINGS", "WORKER_ROLES", "Setting", "Config", "TestConfig", "LOOPBACK_HOSTS", "ROOT",
-    "archive_dir", "get", "herald_url", "history_max", "port", "private_redis_socket",
-    "process_name", "redis_url", "rollup_dir", "seconds", "secret_key", "secure_cookies",
+    "archive_dir", "child_environment", "export_default", "get", "herald_url", "history_max",
+    "port", "private_redis_socket", "redis_url", "rollup_dir", "secret_key", "secure_cookies",
     "var_dir",
 ]

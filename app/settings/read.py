@@ -5,7 +5,6 @@ This is the only module of the web app, the workers and the bridge that reads
 the process environment (tests/unit/test_settings.py checks it).
 """
 import os
-import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -70,11 +69,6 @@ def get(name, environ=None):
     setting = SETTINGS[name]
     raw = (os.environ if environ is None else environ).get(name, "")
     return _parse(setting, raw) if raw != "" else setting.default
-
-
-def seconds(name):
-    """``name``'s value, a number of seconds (declared with its bounds)."""
-    return get(name)
 
 
 def var_dir():
@@ -173,6 +167,13 @@ def secret_key():
     return path.read_text().strip()
 
 
-def process_name(prefix):
-    """``<prefix>-<host>-<pid>``: a name unique to this process."""
-    return f"{prefix}-{socket.gethostname()}-{os.getpid()}"
+def child_environment(**overrides):
+    """This process's environment for a child process, with ``overrides`` (those not
+    empty) on top: a child reads its own settings from it."""
+    return {**os.environ, **{name: value for name, value in overrides.items() if value}}
+
+
+def export_default(name, value):
+    """Set ``name`` for what this process starts, unless it is set already (another
+    program's variable, such as Spark's PYSPARK_PYTHON, not a Herald setting)."""
+    os.environ.setdefault(name, value)

@@ -29,7 +29,7 @@ import uuid
 import zipfile
 from pathlib import Path
 
-from app.settings import ROOT, get, var_dir
+from app.settings import ROOT, child_environment, get, var_dir
 from app.spark.masters import is_local
 
 PROJECT_PACKAGES = ("app", "workers")  # what the job imports; shipped to cluster executors
@@ -192,9 +192,7 @@ def launch_rollup(config, runs, user, client=None):
         logs.mkdir(parents=True, exist_ok=True)
         command = rollup_command(config["ARCHIVE_DIR"], config["ROLLUP_DIR"], user,
                                  correlation_id, scratch=logs)
-        env = dict(os.environ)
-        if config.get("REDIS_URL"):
-            env["REDIS_URL"] = config["REDIS_URL"]
+        env = child_environment(REDIS_URL=config.get("REDIS_URL"))
         with open(logs / f"{correlation_id}.log", "wb") as log:
             process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

@@ -1,10 +1,10 @@
 """Settings: one module reads the environment, every setting is declared there,
 and the README's settings table lists exactly the declared ones.
 
-The code is read with ``ast``: a read of the process environment
-(``os.environ.get("X")``, ``os.getenv``, ``os.environ["X"]``, ``"X" in
-os.environ``) anywhere but app/settings/read.py fails; copying the whole
-environment for a child process, or setting a variable for one, is no read.
+The code is read with ``ast``: any use of the process environment
+(``os.environ`` read, written or copied for a child, ``os.getenv``) anywhere
+but app/settings/read.py fails; children get theirs from
+``settings.child_environment``.
 """
 import ast
 import re
@@ -25,19 +25,12 @@ def _is_environ(node):
             and isinstance(node.value, ast.Name) and node.value.id == "os")
 
 
-def environment_reads(tree):
-    """Line numbers where ``tree`` reads a variable of the process environment."""
+def environment_uses(tree):
+    """Line numbers where ``tree`` touches the process environment: ``os.environ`` in any
+    way (a read, a write, a copy for a child) or ``os.getenv``/``os.putenv``."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            func = node.func
-            if (func.attr == "get" and _is_environ(func.value)) or (
-                    func.attr == "getenv" and isinstance(func.value, ast.Name)
-                    and func.value.id == "os"):
-                yield node.lineno
-        elif isinstance(node, ast.Subscript) and _is_environ(node.value) \
-                and isinstance(node.ctx, ast.Load):
-            yield node.lineno
-        elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
+        if _is_environ(node) or (isinstance(node, ast.Attribute) and node.attr in ("getenv", "putenv")
+                                 and isinstance(node.value, ast.Name) and node.value.id == "os"):
             yield node.lineno
 
 
@@ -71,16 +64,18 @@ def readme_settings():
     return names
 
 
-def test_only_the_settings_reader_reads_the_environment():
+def test_only_the_settings_reader_touches_the_environment():
     offenders = [f"{file.relative_to(ROOT)}:{line}" for file in source_files()
                  if file.relative_to(ROOT).as_posix() != READER
-                 for line in environment_reads(ast.parse(file.read_text()))]
+                 for line in environment_uses(ast.parse(file.read_text()))]
     assert offenders == []
 
 
-def test_the_scanner_sees_a_read():
-    assert list(environment_reads(ast.parse('import os\nos.environ.get("X")\n"Y" in os.environ')))
-    assert not list(environment_reads(ast.parse('import os\nenv = dict(os.environ)')))
+def test_the_scanner_sees_every_use():
+    for code in ('os.environ.get("X")', '"Y" in os.environ', "env = dict(os.environ)",
+                 'os.environ["Z"] = "1"', 'os.getenv("X")'):
+        assert list(environment_uses(ast.parse("import os\n" + code))), code
+    assert not list(environment_uses(ast.parse("import os\nos.getpid()")))
 
 
 def test_every_declared_setting_is_used():

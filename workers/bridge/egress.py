@@ -17,7 +17,6 @@ Egress runs in a process of its own (:class:`EgressProcess` starts and
 watches it), so that following Redis and ingesting do not share one core.
 """
 import logging
-import os
 import select
 import subprocess
 import sys
@@ -95,7 +94,7 @@ class EgressProcess:
 
     def _spawn(self):
         self.process = subprocess.Popen([sys.executable, "-m", "workers.zmq_bridge", "egress"],
-                                        stdout=subprocess.PIPE, env=os.environ)
+                                        stdout=subprocess.PIPE)
         ready, _, _ = select.select([self.process.stdout], [], [], self.READY_SECONDS)
         line = self.process.stdout.readline() if ready else b""
         if line.strip() != b"ready":

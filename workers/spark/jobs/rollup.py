@@ -41,7 +41,7 @@ from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType  # noqa: E402
 
-from app.settings import get  # noqa: E402
+from app.settings import export_default, get  # noqa: E402
 from app.spark.masters import is_local  # noqa: E402
 from workers.spark.notifier import SparkJobNotifier  # noqa: E402
 
@@ -272,7 +272,7 @@ def session(master):
     ``python3`` (whatever that is on each node, often not the version or the
     virtualenv the driver has, which PySpark refuses or cannot import in).
     """
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    export_default("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("herald-rollup")
     master = master or get("SPARK_MASTER")
     if master:
