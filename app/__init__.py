@@ -21,7 +21,7 @@ def create_app(config=None):
     from app.ops import logs
     from app.ops.probes import bp as ops_bp
     from app.settings import ROOT, Config
-    from app.web import client_files, extensions, rate_limits, security
+    from app.web import client_files, extensions, json_body, rate_limits, security
     from app.web.api import bp as api_bp
     from app.web.auth import bp as auth_bp
     from app.web.pages import bp as pages_bp
@@ -31,6 +31,7 @@ def create_app(config=None):
     app = Flask(__name__, static_folder=str(ROOT / "static"),
                 template_folder=str(ROOT / "templates"))
     app.config.from_object(config)
+    json_body.init_app(app)
     logs.configure()
 
     built = services.build(app.config)

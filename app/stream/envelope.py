@@ -12,12 +12,20 @@ never ``sparkle``), and ``*`` matches every topic.
 """
 import re
 import time
-from urllib.parse import urlsplit
 
 import orjson
 
+from app.stream.field_rules import (
+    CONTROL_RE,
+    EnvelopeError,
+    check_unicode,
+    check_url,
+    depth,
+)
+
 MAX_ENVELOPE_BYTES = 64 * 1024
 MAX_DATA_BYTES = 16 * 1024
+MAX_DATA_DEPTH = 250  # orjson encodes at most 254 levels; data is one level inside the envelope
 MAX_TOPIC_CHARS = 200
 MAX_TITLE_CHARS = 200
 MAX_BODY_CHARS = 4000
@@ -34,23 +42,12 @@ ORIGIN_RE = re.compile(r"[0-9a-fA-F]+\Z")
 STREAM_ID_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}\Z")  # ASCII digits: \d takes any script's
 STREAM_ID_PART_MAX = 2**64 - 1  # each half of a Redis stream id is an unsigned 64-bit number
 # Control characters (C0, DEL, C1); body text may keep tab and newlines.
-CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 SET_BY_HERALD = ("id", "ts")
 FIELDS = ("topic", "title", "body", "severity", "data", "user", "origin",
           "correlation_id", "url")
-MAX_URL_CHARS = 2000
 USERNAME_RULE = "must be 1-64 characters of letters, digits, '_', '.' or '-'"
-
-
-class EnvelopeError(ValueError):
-    """An envelope broke a rule; ``field`` names it, ``str(e)`` explains."""
-
-    def __init__(self, field, rule):
-        super().__init__(f"{field}: {rule}")
-        self.field = field
-        self.rule = rule
 
 
 def _text(envelope, field, max_chars, control_re, required):
@@ -65,6 +62,7 @@ def _text(envelope, field, max_chars, control_re, required):
         raise EnvelopeError(field, f"must be 1-{max_chars} characters")
     if control_re.search(value):
         raise EnvelopeError(field, "must be plain text without control characters")
+    check_unicode(field, value)
 
 
 def validate(envelope):
@@ -110,7 +108,9 @@ def validate(envelope):
             raise EnvelopeError("data", "must be a JSON object")
         try:
             size = len(orjson.dumps(data))
-        except TypeError as exc:
+        except TypeError as exc:  # orjson's JSONEncodeError: depth, big ints, surrogates, keys
+            if depth(data, MAX_DATA_DEPTH) > MAX_DATA_DEPTH:
+                raise EnvelopeError("data", f"must be nested at most {MAX_DATA_DEPTH} deep") from None
             raise EnvelopeError("data", f"must be JSON-encodable ({exc})") from None
         if size > MAX_DATA_BYTES:
             raise EnvelopeError("data", f"must be at most {MAX_DATA_BYTES} bytes encoded")
@@ -125,34 +125,11 @@ def validate(envelope):
             and ORIGIN_RE.match(origin)):
         raise EnvelopeError("origin", f"must be a hex string of 1-{MAX_ORIGIN_CHARS} characters")
 
-    _check_url(envelope.get("url"))
+    check_url(envelope.get("url"))
 
     clean = {field: envelope[field] for field in FIELDS if envelope.get(field) is not None}
     clean["severity"] = severity
     return clean
-
-
-URL_RULE = ("must be an absolute http(s):// URL or a path starting with /, "
-            f"at most {MAX_URL_CHARS} characters")
-
-
-def _check_url(url):
-    """``url``: where a notification leads. Only ``http://``, ``https://`` (with a
-    host) or a path on this site: never ``javascript:``, ``data:`` or ``//host``."""
-    if url is None:
-        return
-    if not isinstance(url, str) or not 1 <= len(url) <= MAX_URL_CHARS or CONTROL_RE.search(url) \
-            or " " in url:
-        raise EnvelopeError("url", URL_RULE)
-    if url.startswith("/"):
-        if url.startswith("//") or url.startswith("/\\"):
-            raise EnvelopeError("url", URL_RULE + " (not //host, which leaves the site)")
-        return
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https"):
-        raise EnvelopeError("url", URL_RULE + f"; {parts.scheme or 'that'}: is not allowed")
-    if not parts.hostname:
-        raise EnvelopeError("url", URL_RULE + "; it names no host")
 
 
 def encode(envelope, ts):

@@ -50,7 +50,8 @@ def http_error(exc):
     message = exc.description or exc.name
     if exc.code == 413:
         message = "request body is over 64 KiB"
-    return jsonify(error=message), exc.code
+    field = getattr(exc, "field", None)  # json_body.BadBody names the body
+    return jsonify(error=message, **({"field": field} if field else {})), exc.code
 
 
 @bp.errorhandler(Unauthorized)

@@ -189,3 +189,33 @@ def test_a_cursor_is_an_id_or_zero_for_the_start():
 def test_restrict_keeps_what_subscriptions_cover_inside_the_limits(subscriptions, allowed, expected):
     from app.stream.envelope import restrict
     assert restrict(subscriptions, allowed) == expected
+
+
+# Every input either passes or raises EnvelopeError naming a field: validate() and encode()
+# are total, since each ingress (REST, CLI, the bridge, Socket.IO) turns only EnvelopeError
+# into a refusal. These once escaped as ValueError/TypeError (issue 23).
+@pytest.mark.parametrize("envelope,field", [
+    ({"topic": "z.b", "title": "x", "url": "http://[::1"}, "url"),
+    ({"topic": "z.b", "title": "x", "url": "http://[not-an-ip]/"}, "url"),
+    ({"topic": "z.b", "title": "x", "url": "https://a/\ud800"}, "url"),
+    ({"topic": "z.b", "title": "\ud800"}, "title"),
+    ({"topic": "z.b", "title": "x", "body": "a\udfffb"}, "body"),
+    ({"topic": "z.b", "title": "x", "correlation_id": "\udc00"}, "correlation_id"),
+    ({"topic": "z.b", "title": "x", "data": {"k": "\ud800"}}, "data"),
+    ({"topic": "z.b", "title": "x", "data": {"\ud800": 1}}, "data"),
+    ({"topic": "z.b", "title": "x", "data": {"n": 2**70}}, "data"),
+    ({"topic": "z.b", "title": "x", "data": {1: 2}}, "data"),
+])
+def test_what_once_escaped_validation_is_an_envelope_error(envelope, field):
+    with pytest.raises(EnvelopeError) as caught:
+        encode(validate(envelope), "2026-01-01T00:00:00Z")
+    assert caught.value.field == field
+
+
+def test_data_nested_too_deep_is_refused_by_name():
+    deep = {}
+    for _ in range(5000):
+        deep = {"d": deep}
+    with pytest.raises(EnvelopeError) as caught:
+        validate({"topic": "z.b", "title": "x", "data": deep})
+    assert caught.value.field == "data" and "deep" in caught.value.rule

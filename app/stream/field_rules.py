@@ -1,0 +1,70 @@
+"""Rules for one field's value, shared by the envelope's checks (app/stream/envelope.py).
+
+Each raises EnvelopeError naming the field, and each is total: whatever the
+value, the answer is a pass or an EnvelopeError, never a ValueError from a
+parser underneath (``urlsplit("http://[::1")`` raises one, and once took the
+ZeroMQ bridge down with it).
+"""
+import re
+from urllib.parse import urlsplit
+
+MAX_URL_CHARS = 2000
+# Control characters (C0, DEL, C1).
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class EnvelopeError(ValueError):
+    """An envelope broke a rule; ``field`` names it, ``str(e)`` explains."""
+
+    def __init__(self, field, rule):
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+        self.rule = rule
+
+
+def check_unicode(field, value):
+    """Refuse a lone surrogate (``"\\ud800"``): valid in a Python str, never in UTF-8."""
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            raise EnvelopeError(field, "must be valid Unicode text (a lone surrogate "
+                                       "such as \\ud800 is not)") from None
+
+
+def depth(value, most):
+    """How deep ``value`` nests, counting no further than ``most + 1``."""
+    level, layer = 0, [value]
+    while layer and level <= most:
+        level += 1
+        layer = [child for item in layer if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return level
+
+
+URL_RULE = ("must be an absolute http(s):// URL or a path starting with /, "
+            f"at most {MAX_URL_CHARS} characters")
+
+
+def check_url(url):
+    """``url``: where a notification leads. Only ``http://``, ``https://`` (with a
+    host) or a path on this site: never ``javascript:``, ``data:`` or ``//host``."""
+    if url is None:
+        return
+    if not isinstance(url, str) or not 1 <= len(url) <= MAX_URL_CHARS or CONTROL_RE.search(url) \
+            or " " in url:
+        raise EnvelopeError("url", URL_RULE)
+    check_unicode("url", url)
+    if url.startswith("/"):
+        if url.startswith("//") or url.startswith("/\\"):
+            raise EnvelopeError("url", URL_RULE + " (not //host, which leaves the site)")
+        return
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # e.g. "http://[::1": an unclosed IPv6 bracket
+        raise EnvelopeError("url", URL_RULE + f"; it is not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise EnvelopeError("url", URL_RULE + f"; {parts.scheme or 'that'}: is not allowed")
+    if not host:
+        raise EnvelopeError("url", URL_RULE + "; it names no host")

@@ -1,0 +1,53 @@
+"""JSON text from outside, read strictly: what cannot be stored as it was sent is refused.
+
+Every ingress that parses JSON (REST bodies through Flask's JSON provider,
+Socket.IO packets, the ZeroMQ bridge, ``notify --stdin``) reads it with
+:func:`loads`, so one rule decides, and a bad document is a ``ValueError``
+naming the fault, never a ``RecursionError`` or a value that changes on the
+way in:
+
+- nesting deeper than orjson's 1,024 levels (the standard library raised
+  ``RecursionError`` near 1,000, which escaped as a 500);
+- a lone surrogate escape (``"\\ud800"``), which no UTF-8 store can hold;
+- ``NaN`` and ``Infinity``, which are not JSON;
+- an integer past 64 bits (orjson would read it as a float, silently
+  changing it).
+
+orjson does the work; only a document with a run of 20 digits (a possible
+big integer) is read a second time, by the standard library, to tell a big
+integer from a long number inside a string.
+"""
+import json
+import re
+
+import orjson
+
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")
+_INT_LIMIT = 2**64
+
+
+class JSONError(ValueError):
+    """A JSON document Herald will not take; the message says why, as a predicate
+    ("is not valid JSON (...)") to follow what it was: ``f"body: {exc}"``."""
+
+
+def _checked_int(text):
+    value = int(text)
+    if not -_INT_LIMIT < value < _INT_LIMIT:
+        raise JSONError(f"holds an integer past 64 bits ({text[:20]}...), which cannot be kept exactly")
+    return value
+
+
+def loads(text):
+    """The value of JSON ``text`` (str or bytes); JSONError when it is refused (see module)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise JSONError(f"is not valid JSON ({exc})") from None
+    raw = text.encode() if isinstance(text, str) else bytes(text)
+    if _LONG_DIGITS.search(raw):
+        try:
+            value = json.loads(raw, parse_int=_checked_int)
+        except RecursionError:
+            raise JSONError("is not valid JSON (nested too deeply)") from None
+    return value
