@@ -8,9 +8,10 @@ DEALER's ``[identity, json]``. The reply goes back along the same route.
 
 Anything else raises :class:`BadFrame`, whose ``kind`` names the fault for the
 bridge's counters and whose message is the error a confirmed peer is sent.
+:func:`checked` turns any other exception (a bug) into one too, so that no
+message, however odd, can stop the bridge or cost the messages behind it.
 """
-import orjson
-
+from app.stream import strict_json
 from app.stream.envelope import MAX_ENVELOPE_BYTES, EnvelopeError
 from app.stream.publish import prepare
 
@@ -18,7 +19,7 @@ from app.stream.publish import prepare
 class BadFrame(ValueError):
     """A message the bridge cannot accept; ``kind`` is one of KINDS."""
 
-    KINDS = ("frame_count", "too_large", "not_json", "invalid_envelope", "private")
+    KINDS = ("frame_count", "too_large", "not_json", "invalid_envelope", "private", "internal")
 
     def __init__(self, kind, message):
         super().__init__(message)
@@ -29,9 +30,9 @@ def _envelope(payload):
     if len(payload) > MAX_ENVELOPE_BYTES:
         raise BadFrame("too_large", f"envelope: must be at most {MAX_ENVELOPE_BYTES} bytes encoded")
     try:
-        envelope = orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
-        raise BadFrame("not_json", f"envelope: is not valid JSON ({exc})") from None
+        envelope = strict_json.loads(payload)
+    except strict_json.JSONError as exc:
+        raise BadFrame("not_json", f"envelope: {exc}") from None
     if not isinstance(envelope, dict):
         raise BadFrame("invalid_envelope", "envelope: must be a JSON object")
     return envelope
@@ -42,6 +43,17 @@ def _prepare(envelope):
         return prepare(envelope)
     except EnvelopeError as exc:
         raise BadFrame("invalid_envelope", str(exc)) from None
+
+
+def checked(read, frames):
+    """``read(frames)``, with any exception but BadFrame made a BadFrame("internal")."""
+    try:
+        return read(frames)
+    except BadFrame:
+        raise
+    except Exception as exc:  # a bug: logged with its traceback by the caller, counted
+        raise BadFrame("internal", "envelope: could not be checked (an internal error, "
+                                   "logged); not stored") from exc
 
 
 def from_pull(frames):

@@ -21,7 +21,9 @@ lost nor written twice. A confirmed request in such a batch that times out
 is told so: it will be stored once Redis is back if it was not already.
 
 Bad messages are dropped with a log line (at most a few a second, the rest
-counted) and a counter; a confirmed peer is answered with the error.
+counted) and a counter; a confirmed peer is answered with the error. A
+message that makes the checks themselves fail (a bug) is one of them, with
+its traceback logged: no input stops the loop.
 """
 import logging
 import time
@@ -134,7 +136,7 @@ class Ingest:
 
     def _on_push(self, message):
         try:
-            self.backlog.append(Item(self._allowed(frames.from_pull(message))))
+            self.backlog.append(Item(self._allowed(frames.checked(frames.from_pull, message))))
         except frames.BadFrame as exc:
             self._bad(exc, "PULL")
 
@@ -149,7 +151,7 @@ class Ingest:
     def _on_request(self, message):
         route, rest = frames.split_route(message)
         try:
-            prepared = self._allowed(frames.from_router(rest))
+            prepared = self._allowed(frames.checked(frames.from_router, rest))
         except frames.BadFrame as exc:
             self._bad(exc, "ROUTER")
             return self._reply(route, {"ok": False, "error": str(exc)})
@@ -168,7 +170,8 @@ class Ingest:
         if window != second:
             window, lines = second, 0
         if lines < BAD_LINES_PER_SECOND:
-            log.warning("dropped a bad %s message (%s): %s", socket_name, exc.kind, exc)
+            log.warning("dropped a bad %s message (%s): %s", socket_name, exc.kind, exc,
+                        exc_info=exc.__cause__ if exc.kind == "internal" else None)
         elif lines == BAD_LINES_PER_SECOND:
             log.warning("more bad messages this second; counting them without logging")
         self._bad_window = (window, lines + 1)

@@ -83,6 +83,43 @@ def test_every_kind_of_bad_frame_is_survived(bridge, redis):
     assert counters["stored"] == 2
 
 
+HOSTILE = [  # once each killed the bridge or would have (issue 23): validation was not total
+    {"topic": "z.b", "title": "x", "url": "http://[::1"},
+    {"topic": "z.b", "title": "\ud800"},
+    {"topic": "z.b", "title": "x", "data": {"n": 10**30}},
+]
+
+
+def test_a_hostile_envelope_is_refused_and_what_follows_it_is_stored(bridge, redis):
+    """The issue's case: 2,000 numbered pushes with a malformed one at #1,000 lost 999."""
+    context = zmq.Context.instance()
+    push, req = context.socket(zmq.PUSH), context.socket(zmq.REQ)
+    try:
+        push.connect(bridge.pull)
+        req.connect(bridge.router)
+        for i in range(2000):
+            if i == 1000:
+                for hostile in HOSTILE:
+                    push.send_multipart([b"z.b", json.dumps(hostile).encode()])
+            push.send_multipart([b"z.b", json.dumps({"title": f"n{i}", "data": {"i": i}}).encode()])
+        answers = []
+        for hostile in HOSTILE:
+            req.send(json.dumps(hostile).encode())
+            assert req.poll(10_000), "the bridge must answer a hostile request"
+            answers.append(json.loads(req.recv()))
+        wait_until(lambda: redis.xlen(STREAM) >= 2000, timeout=60, message="all 2,000 stored")
+    finally:
+        push.close(0)
+        req.close(0)
+    assert [a["ok"] for a in answers] == [False] * 3
+    assert [a["error"].split(":")[0] for a in answers] == ["url", "envelope", "envelope"]
+    assert [e["data"]["i"] for _, e in stream(redis)] == list(range(2000))
+    assert bridge.process.poll() is None, "the bridge is still running"
+    bridge.stop()
+    counters = bridge.counters()
+    assert counters["bad_invalid_envelope"] == 2 and counters["bad_not_json"] == 4
+
+
 def send_bad_frames(push, dealer):
     """Every kind of bad message on both ingest sockets; the ROUTER's answers."""
     good = json.dumps({"topic": "ok", "title": "t"}).encode()

@@ -78,3 +78,35 @@ def test_lost_reply_is_resolved_without_loss_or_double(context, redis, after_wri
     finally:
         dealer.close(0)
         ingest.close(0)
+
+
+def test_a_check_that_fails_unexpectedly_costs_one_message_not_the_bridge(
+        context, redis, monkeypatch, caplog):
+    """Whatever a message makes the checks raise (here a bug, injected at the prepare seam),
+    the peer is answered, the error is logged with its traceback, and the next is stored."""
+    from workers.bridge import frames
+
+    real = frames.prepare
+
+    def buggy(envelope):
+        if envelope.get("title") == "boom":
+            raise RuntimeError("a bug in a check")
+        return real(envelope)
+
+    monkeypatch.setattr(frames, "prepare", buggy)
+    ingest, dealer = make_ingest(context, Bus(redis), "internal")
+    try:
+        for title in ("boom", "fine"):
+            dealer.send_multipart([b"", json.dumps({"topic": "t", "title": title}).encode()])
+        for _ in range(50):
+            step(ingest)
+            if redis.xlen(STREAM):
+                break
+        answers = [json.loads(dealer.recv_multipart()[-1]) for _ in range(2)]
+        assert answers[0] == {"ok": False, "error": answers[0]["error"]}
+        assert "internal error" in answers[0]["error"] and answers[1]["ok"] is True
+        assert ingest.counters["bad_internal"] == 1
+        assert "a bug in a check" in caplog.text
+    finally:
+        dealer.close(0)
+        ingest.close(0)
