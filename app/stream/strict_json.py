@@ -13,7 +13,7 @@ way in:
 - an integer past 64 bits (orjson would read it as a float, silently
   changing it).
 
-orjson does the work; only a document with a run of 20 digits (a possible
+orjson does the work; only a document with a run of 19 digits (a possible
 big integer) is read a second time, by the standard library, to tell a big
 integer from a long number inside a string.
 """
@@ -22,8 +22,8 @@ import re
 
 import orjson
 
-_LONG_DIGITS = re.compile(rb"[0-9]{20}")
-_INT_LIMIT = 2**64
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")  # orjson reads past [-2**63, 2**64) as a float
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson (and so the stream) can write
 
 
 class JSONError(ValueError):
@@ -33,7 +33,7 @@ class JSONError(ValueError):
 
 def _checked_int(text):
     value = int(text)
-    if not -_INT_LIMIT < value < _INT_LIMIT:
+    if not _INT_MIN <= value <= _INT_MAX:
         raise JSONError(f"holds an integer past 64 bits ({text[:20]}...), which cannot be kept exactly")
     return value
 

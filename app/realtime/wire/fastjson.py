@@ -2,12 +2,17 @@
 
 python-socketio encodes each emitted packet once for all its recipients;
 orjson makes that one encoding several times faster than the standard library.
-What orjson refuses (integers past 64 bits) falls back to the standard
-library, so a client's odd but valid JSON is still read, never a crash.
+A packet from a client is read by Herald's strict rule (app/stream/strict_json.py),
+as every ingress is: too deep, a lone surrogate, NaN or an integer past 64 bits
+is a ValueError (the packet is dropped), never a RecursionError from the
+standard library. What orjson cannot write (integers past 64 bits in our own
+data) falls back to the standard library.
 """
 import json
 
 import orjson
+
+from app.stream import strict_json
 
 
 def dumps(obj, **_ignored):
@@ -19,7 +24,4 @@ def dumps(obj, **_ignored):
 
 
 def loads(text, **_ignored):
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)  # valid JSON orjson does not take, or a clear ValueError
+    return strict_json.loads(text)
