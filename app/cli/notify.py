@@ -1,5 +1,4 @@
 """``flask --app wsgi notify ...``: publish a notification, or JSON lines from stdin."""
-import json
 import sys
 
 import click
@@ -8,6 +7,7 @@ from flask.cli import with_appcontext
 
 from app.cli.common import fail
 from app.stream import envelope as rules
+from app.stream import strict_json
 from app.stream.envelope import SEVERITIES, EnvelopeError
 from app.stream.publish import BusUnavailable, IdempotencyConflict
 
@@ -35,16 +35,16 @@ def notify(topic, title, from_stdin, body, severity, user, data_json, correlatio
     if from_stdin:
         if topic or title:
             fail("give either TOPIC and TITLE, or --stdin, not both")
-        return _notify_lines(sys.stdin, idempotency_key)
+        return _notify_lines(sys.stdin.buffer, idempotency_key)
     if not (topic and title):
         fail("TOPIC and TITLE are required (or --stdin for JSON lines)")
     envelope = {"topic": topic, "title": title, "severity": severity, "body": body,
                 "user": user, "correlation_id": correlation_id, "url": url}
     if data_json is not None:
         try:
-            envelope["data"] = json.loads(data_json)
-        except ValueError as exc:
-            fail(f"--data: is not valid JSON ({exc})")
+            envelope["data"] = strict_json.loads(data_json)
+        except strict_json.JSONError as exc:
+            fail(f"--data: {exc}")
     envelope = {k: v for k, v in envelope.items() if v is not None}
     try:
         published = current_app.extensions["herald.bus"].publish_envelope(
@@ -59,7 +59,10 @@ MAX_LINES = 100_000
 
 def _notify_lines(stream, idempotency_key):
     """Check every line first (a bad one names its line and stores nothing), then
-    publish in batches of 100, all or none each, under ``KEY:batch-N`` when keyed."""
+    publish in batches of 100, all or none each, under ``KEY:batch-N`` when keyed.
+
+    ``stream`` gives bytes: a line that is not UTF-8 is named like any other bad
+    line, where a text stream would have raised mid-iteration."""
     envelopes = []
     for number, line in enumerate(stream, start=1):
         if not line.strip():
@@ -67,9 +70,11 @@ def _notify_lines(stream, idempotency_key):
         if len(envelopes) == MAX_LINES:
             fail(f"stdin: at most {MAX_LINES} notifications at once")
         try:
-            envelope = json.loads(line)
-        except ValueError as exc:
-            fail(f"line {number}: is not valid JSON ({exc})")
+            envelope = strict_json.loads(line.decode())
+        except UnicodeDecodeError:
+            fail(f"line {number}: is not UTF-8")
+        except strict_json.JSONError as exc:
+            fail(f"line {number}: {exc}")
         try:
             rules.validate(envelope)
         except EnvelopeError as exc:

@@ -176,11 +176,20 @@ def test_notify_stdin_publishes_every_line_in_order(runner, redis):
     ('{"topic": "ok", "title": "x", "id": "1-0"}', "line 3: id: is set by Herald"),
     ('["topic"]', "line 3: envelope: must be a JSON object"),
     ('{"topic": "ok", "title": ', "line 3: is not valid JSON"),
+    # Each of these once ended in a raw traceback (issue 23).
+    ('{"topic": "ok", "title": "x", "url": "http://[::1"}', "line 3: url: "),
+    ('{"topic": "ok", "title": "\\ud800"}', "line 3: is not valid JSON"),
+    ('{"topic": "ok", "title": "x", "data": ' + '{"d":' * 5000 + "1" + "}" * 5001,
+     "line 3: is not valid JSON"),
+    ('{"topic": "ok", "title": "x", "data": {"n": 1' + "0" * 30 + "}}", "line 3: holds an integer"),
+    (b'{"topic": "ok", "title": "\xff"}', "line 3: is not UTF-8"),
 ])
 def test_notify_stdin_with_one_bad_line_publishes_nothing(runner, redis, bad_line, message):
-    good = '{"topic": "batch.item", "title": "fine"}'
-    result = runner.invoke(args=["notify", "--stdin"], input=f"{good}\n{good}\n{bad_line}\n{good}\n")
+    good = b'{"topic": "batch.item", "title": "fine"}'
+    bad = bad_line if isinstance(bad_line, bytes) else bad_line.encode()
+    result = runner.invoke(args=["notify", "--stdin"], input=b"\n".join([good, good, bad, good]))
     assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception  # not a traceback
     assert message in result.output and "Traceback" not in result.output
     assert redis.xlen(STREAM) == 0
 
