@@ -8,11 +8,17 @@ so lexical order is id order; at most MAX_IDS are kept of each. Each change
 is announced on ``herald:control``, and every web process passes it to that
 user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
 "unread": [...]}``, so every tab's unread badge follows in real time.
+
+Nothing newer than the newest notification in history can be marked: ``upto``
+is clamped to it, and newer ids in ``ids`` and ``unread`` are left out of the
+change (it says what was applied). A watermark set to the greatest id once
+made every later notification read, forever, since it never goes back.
 """
 import redis
 
 from app.stream import control
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
+from app.stream.history import newest_id
 from app.stream.keys import CONTROL
 
 MAX_IDS = 5000
@@ -103,13 +109,18 @@ def apply(client, user, ids, upto, unread=()):
     An id both marked read and unread in one change ends unread.
     """
     upto_key, ids_key, unread_key = _keys(user)
-    unread = set(unread)
     with client.pipeline() as pipe:
         while True:
             try:
                 pipe.watch(upto_key)
                 current = pipe.hget(upto_key, "upto")
                 current = current.decode() if current else None
+                newest = newest_id(pipe)  # "0-0" when there is no history
+                ceiling = id_key(newest)
+                ids = [i for i in ids if id_key(i) <= ceiling]
+                unread = {i for i in unread if id_key(i) <= ceiling}
+                if upto and id_key(upto) > ceiling:
+                    upto = newest if newest != "0-0" else None
                 new_upto = current
                 if upto and (current is None or id_key(upto) > id_key(current)):
                     new_upto = upto

@@ -5,6 +5,7 @@ import time
 import pytest
 import redis as redis_lib
 
+from app.stream.keys import STREAM
 from app.users import archive_and_snooze, read_state
 
 
@@ -48,6 +49,7 @@ def test_a_snooze_woken_after_all_was_read_comes_back_unread(redis):
 
 
 def test_unsnoozing_by_hand_leaves_the_read_state_alone(redis):
+    redis.xadd(STREAM, {"topic": "t", "user": "", "envelope": b"{}"}, id="5-0")  # read up to it
     read_state.apply(redis, "ann", [], "5-0", [])
     archive_and_snooze.snooze(redis, "ann", "3-0", later())
     archive_and_snooze.unsnooze(redis, "ann", "3-0")

@@ -3,8 +3,18 @@ server: tests/integration/users/test_read_state.py)."""
 
 import pytest
 
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
 from app.users import read_state
 from tests.support import issue_token
+
+NEWEST = "100000-0"  # the ids these tests mark are older than this notification
+
+
+@pytest.fixture(autouse=True)
+def history(redis):
+    """A notification newer than every id marked here: only ids up to it can be read."""
+    Bus(redis).client.xadd(STREAM, {"topic": "t", "user": "", "envelope": b"{}"}, id=NEWEST)
 
 
 def test_mark_ids_then_all(redis):
@@ -69,3 +79,22 @@ def test_marking_unread_again_below_and_above_the_watermark(redis):
     read_state.mark(redis, "ann", {"unread": ["4-0"]})
     read_state.mark(redis, "ann", {"upto": "9-0"})  # mark all read ends every exception
     assert read_state.get(redis, "ann") == {"upto": "9-0", "ids": [], "unread": []}
+
+
+def test_ids_newer_than_the_newest_notification_are_not_applied(redis):
+    """Marking up to the greatest id made every later notification read, forever (issue 23):
+    ``upto`` is clamped to the newest notification, and newer ``ids``/``unread`` are left out."""
+    far = "18446744073709551615-18446744073709551615"
+    change = read_state.mark(redis, "ann", {"upto": far, "ids": ["5-0", far, "100000-1"],
+                                            "unread": ["100001-0"]})
+    assert change == {"upto": NEWEST, "ids": ["5-0"], "unread": []}  # 5-0: read, under upto
+    assert read_state.get(redis, "ann") == {"upto": NEWEST, "ids": [], "unread": []}
+    later = Bus(redis).publish("t", "later")
+    assert not read_state.is_read(read_state.get(redis, "ann"), later)
+    assert read_state.mark(redis, "ann", {"ids": [later]})["ids"] == [later]
+
+
+def test_with_no_history_nothing_can_be_marked(redis):
+    redis.delete(STREAM)
+    assert read_state.mark(redis, "ann", {"upto": "5-0", "ids": ["1-0"]}) == {
+        "upto": None, "ids": [], "unread": []}
