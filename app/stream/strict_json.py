@@ -38,8 +38,12 @@ def _checked_int(text):
     return value
 
 
-def loads(text):
-    """The value of JSON ``text`` (str or bytes); JSONError when it is refused (see module)."""
+def loads(text, keep_big_ints=False):
+    """The value of JSON ``text`` (str or bytes); JSONError when it is refused (see module).
+
+    ``keep_big_ints`` reads an integer past 64 bits exactly instead of refusing it, for
+    input that is checked but never stored as sent (Socket.IO events: such an id is then
+    refused by name, where refusing the packet would disconnect the client)."""
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -47,7 +51,7 @@ def loads(text):
     raw = text.encode() if isinstance(text, str) else bytes(text)
     if _LONG_DIGITS.search(raw):
         try:
-            value = json.loads(raw, parse_int=_checked_int)
+            value = json.loads(raw, parse_int=int if keep_big_ints else _checked_int)
         except RecursionError:
             raise JSONError("is not valid JSON (nested too deeply)") from None
     return value

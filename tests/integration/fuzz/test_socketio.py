@@ -15,6 +15,7 @@ from app.stream.envelope import TOPIC_RE
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
 from tests.integration.fuzz.conftest import TRIED
+from tests.integration.fuzz.hostile import BODY_TEXT
 from tests.support import Listener, LiveServer, wait_until
 
 NS = "/notifications"
@@ -147,6 +148,9 @@ FRAME_TEXT = st.one_of(
     st.builds(lambda event, args: f"42{NS},7" + json.dumps([event, *args]),
               st.sampled_from(["subscribe", "read", "unsubscribe", "connect", "disconnect"]),
               st.lists(JSON, max_size=3)),
+    # hostile.py's texts as an event's payload: too deep, lone surrogates, past 64 bits
+    st.builds(lambda event, body: f"42{NS},9" + f'["{event}",{body}]',
+              st.sampled_from(["subscribe", "read", "unsubscribe"]), BODY_TEXT),
     st.sampled_from(["", "4", "42", "3", "2", "6", "5", "1", "40", "41", f"41{NS},", "4x",
                      f"43{NS},1[]", f"45{NS},1-[]", "42[\"subscribe\"]"]),
 )

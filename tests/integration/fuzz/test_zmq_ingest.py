@@ -1,8 +1,10 @@
 """The ZeroMQ bridge's ingest fuzzed: random multipart messages on PULL and on
 ROUTER, from frames that are nearly right (a topic and an envelope with one
-thing wrong) to plain noise. Each confirmed request is answered, exactly the
-answers that say ``ok`` are in the stream, every entry there is a whole,
-valid notification, and the bridge lives on and still takes good input."""
+thing wrong, or hostile.py's texts: an unclosed IPv6 url, a lone surrogate,
+data nested 5,000 deep, an integer past 64 bits) to plain noise. Each
+confirmed request is answered, exactly the answers that say ``ok`` are in the
+stream, every entry there is a whole, valid notification, and the bridge lives
+on and still takes good input."""
 import json
 
 import orjson
@@ -15,6 +17,7 @@ from app.stream import envelope as rules
 from app.stream.keys import STREAM
 from herald_client.zmq import Publisher
 from tests.integration.fuzz.conftest import TRIED
+from tests.integration.fuzz.hostile import ENVELOPE_TEXT, envelope_text
 from tests.integration.fuzz.test_socketio import JSON
 from tests.support import Bridge, wait_until
 
@@ -31,7 +34,15 @@ FRAME = st.one_of(
     ENVELOPE.map(lambda e: json.dumps(e).encode()),
     st.sampled_from([b"", b"ok", b"a.b", b"\xff\xfe", b"{", b"[]", b"null", b"x" * 70_000]),
 )
-MESSAGE = st.lists(FRAME, min_size=1, max_size=4)
+def _wire(text):
+    return text.encode("utf-8", "surrogatepass")
+
+
+# The hostile texts every ingress is fuzzed with (hostile.py): a confirmed request's one
+# frame, and a push's [topic, envelope without its topic].
+MESSAGE = st.lists(FRAME, min_size=1, max_size=4) | ENVELOPE_TEXT.map(lambda t: [_wire(t)]) \
+    | st.tuples(st.sampled_from([b"fuzz.ok", b"fuzz.a", b"Bad", b"\xff"]),
+                envelope_text(topic=False).map(_wire)).map(list)
 
 
 @pytest.fixture

@@ -12,10 +12,8 @@ def test_round_trip_and_compact():
 def test_integers_past_64_bits_are_written_and_the_widest_are_read_exactly():
     big = -(2**63) - 1
     assert fastjson.dumps(["x", big]) == f'["x",{big}]'
-    for edge in (-(2**63), 2**64 - 1, 10**18 + 1):
+    for edge in (-(2**63), 2**64 - 1, 10**18 + 1, big, 2**90):
         assert fastjson.loads(f'["x",{edge}]') == ["x", edge]  # exactly, not as orjson's float
-    with pytest.raises(ValueError):
-        fastjson.loads(f'["x",{big}]')
 
 
 def test_invalid_json_is_a_value_error():
@@ -23,7 +21,7 @@ def test_invalid_json_is_a_value_error():
         fastjson.loads("[1,")
 
 
-@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, '["\\ud800"]', "[NaN]", f"[{2**70}]"])
+@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, '["\\ud800"]', "[NaN]"])
 def test_what_cannot_be_kept_as_sent_is_a_value_error(text):
     """A packet nested 5,000 deep raised RecursionError from the standard library (issue 23)."""
     with pytest.raises(ValueError):
