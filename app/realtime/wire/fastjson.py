@@ -6,8 +6,8 @@ A packet from a client is read by Herald's strict rule (app/stream/strict_json.p
 as every ingress is: too deep, a lone surrogate or NaN is a ValueError (the
 client is refused, app/realtime/server.py), never a RecursionError from the
 standard library, which escaped as a traceback. Integers past 64 bits are
-read exactly: an event's checks then refuse them by name. What orjson cannot write (integers past 64 bits in our own
-data) falls back to the standard library.
+read exactly: an event's checks then refuse them by name. What orjson cannot
+write (integers past 64 bits in our own data) falls back to the standard library.
 """
 import json
 

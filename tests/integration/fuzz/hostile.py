@@ -21,22 +21,30 @@ URLISH = st.sampled_from([
                 st.text(alphabet="[]:/@%?#.ab01 \\", max_size=20))
 
 
+def weighted(*choices):
+    """One of the strategies, each as often as its weight: ``weighted((3, a), (1, b))``.
+    (``st.one_of(a, a, a, b)`` does not weigh: repeated branches count once.)"""
+    bag = [strategy for weight, strategy in choices for _ in range(weight)]
+    return st.integers(0, len(bag) - 1).flatmap(lambda index: bag[index])
+
+
 def _deep(depth, opener='{"d":', closer="}"):
     return opener * depth + "1" + closer * depth
 
 
-SCALAR_TEXT = st.one_of(
-    st.builds(json.dumps, st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
-              | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40)),
+VALID_SCALAR = st.builds(json.dumps, st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
+                         | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40))
+NOT_JSON_SCALAR = st.one_of(  # what a hand-written request can send and json.dumps never writes
     st.sampled_from(LONE_SURROGATES),
     st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400"]),
     st.integers(2**64, 2**90).map(str), st.integers(-(2**90), -(2**63) - 1).map(str),
-    URLISH.map(json.dumps),
 )
+# Mostly JSON (so the envelope's own checks are reached), an URL-like string often.
+SCALAR_TEXT = weighted((6, VALID_SCALAR), (2, URLISH.map(json.dumps)), (1, NOT_JSON_SCALAR))
 DEEP_TEXT = st.one_of(st.integers(1, 300).map(_deep), st.integers(900, 6000).map(_deep),
                       st.integers(900, 6000).map(lambda n: _deep(n, "[", "]")))
 VALUE_TEXT = st.recursive(
-    SCALAR_TEXT | DEEP_TEXT,
+    weighted((4, SCALAR_TEXT), (1, DEEP_TEXT)),
     lambda inner: st.lists(inner, max_size=4).map(lambda items: "[" + ",".join(items) + "]")
     | st.lists(st.tuples(st.sampled_from(['"k"', '"\\ud800"', '"n"', '"é"']) | SCALAR_TEXT.filter(
         lambda t: t.startswith('"')), inner), max_size=4).map(
@@ -47,11 +55,11 @@ FIELD_TEXT = {
     "title": SCALAR_TEXT,
     "body": SCALAR_TEXT,
     "severity": st.sampled_from(['"info"', '"critical"', '"loud"', "[]", "{}"]) | SCALAR_TEXT,
-    "data": VALUE_TEXT,
+    "data": st.one_of(st.just("{}"), VALUE_TEXT.map(lambda v: '{"v":' + v + "}"), VALUE_TEXT),
     "user": st.sampled_from(['"ann"', '"a\\ud800"', '"x y"']) | SCALAR_TEXT,
     "origin": st.sampled_from(['"ab12"', '"zz"']) | SCALAR_TEXT,
     "correlation_id": SCALAR_TEXT,
-    "url": URLISH.map(json.dumps) | SCALAR_TEXT,
+    "url": weighted((3, URLISH.map(json.dumps)), (1, SCALAR_TEXT)),
     "id": st.just('"1-0"'),
     "extra": SCALAR_TEXT,
 }
@@ -63,10 +71,11 @@ def envelope_text(draw, topic=True):
     fields = {}
     good_topic = st.sampled_from(['"fuzz.ok"', '"fuzz.a"', '"fuzz.b.c"'])
     if topic:  # mostly good topics and titles, so that the other fields' checks are reached
-        fields["topic"] = draw(st.one_of(good_topic, good_topic, good_topic, FIELD_TEXT["topic"]))
+        fields["topic"] = draw(weighted((4, good_topic), (1, FIELD_TEXT["topic"])))
     good_title = st.builds(json.dumps, st.text(min_size=1, max_size=30))
-    fields["title"] = draw(st.one_of(good_title, good_title, FIELD_TEXT["title"]))
-    for name in draw(st.lists(st.sampled_from(sorted(FIELD_TEXT)), max_size=4, unique=True)):
+    fields["title"] = draw(weighted((3, good_title), (1, FIELD_TEXT["title"])))
+    names = st.sampled_from(["url", "url", "data", "data"] + sorted(FIELD_TEXT))
+    for name in draw(st.lists(names, max_size=3, unique=True)):
         fields[name] = draw(FIELD_TEXT[name])
     return "{" + ",".join(f'"{name}":{text}' for name, text in fields.items()) + "}"
 
