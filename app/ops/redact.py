@@ -42,6 +42,15 @@ def redact_target(target):
     return path + mark + redact_query(query) if mark else target
 
 
+# A query parameter anywhere in free text (an error message quoting a request line).
+_IN_TEXT = re.compile(r"""([?&;])([^=&;\s'"?]+)=([^&;\s'"]*)""")
+
+
+def redact_text(text):
+    """``text`` with the value of every secret query parameter in it hidden."""
+    return _IN_TEXT.sub(lambda m: f"{m[1]}{m[2]}={MARK}" if is_secret(m[2]) else m[0], text)
+
+
 def redact_requestline(line):
     """A request line (``GET /path?query HTTP/1.1``) with its secret parameters' values hidden."""
     if not line or "?" not in line:

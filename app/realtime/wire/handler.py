@@ -20,7 +20,7 @@ import types
 
 from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
 
-from app.ops.redact import redact_requestline
+from app.ops.redact import redact_requestline, redact_text
 from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.writer import LeanWriter
 
@@ -78,6 +78,15 @@ class WebSocketHandler(_WebSocketHandler):
         if self.requestline:
             line = line.replace(self.requestline, redact_requestline(self.requestline), 1)
         return line
+
+    def log_error(self, msg, *args):
+        """pywsgi's error log (stderr), which quotes a malformed request's line whole:
+        secret query values redacted there too."""
+        try:
+            message = msg % args if args else msg
+        except (TypeError, ValueError):
+            message = f"{msg!r} {args!r}"
+        super().log_error(redact_text(message))
 
     def get_environ(self):
         environ = super().get_environ()

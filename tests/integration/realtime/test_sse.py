@@ -230,10 +230,14 @@ def test_the_access_log_redacts_secrets_however_the_query_spells_them(server, pe
         get(f"/api/notifications?after=0&{name}={value}", Authorization=f"Bearer {token}")
     get("/socket.io/?EIO=4&transport=polling&token=secret-eio")
     get("/api/stream?token=secret-bad;token=secret-semi")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:  # error log
+        raw.sendall(b"GET /api/stream?a=1&token=secret-badversion HTTP/9.9\r\n\r\n")
+        assert raw.recv(100).startswith(b"HTTP/1.1 400")
     server.stop()  # flush the access log
     log = server.log_path.read_text()
     assert "/api/stream?%74oken=[redacted]&last_id=nope" in log
     assert "after=0&TOKEN=[redacted]" in log
+    assert "Invalid http version" in log
     for leaked in [stream_token, token, "secret-eio", "secret-bad", "secret-semi",
-                   *secrets.values()]:
+                   "secret-badversion", *secrets.values()]:
         assert leaked not in log

@@ -27,3 +27,10 @@ def test_request_lines_keep_method_and_version():
     assert redact_requestline("GET /s?token=t HTTP/1.1") == "GET /s?token=[redacted] HTTP/1.1"
     assert redact_requestline("GARBAGE?token=t") == "GARBAGE?token=[redacted]"
     assert redact_requestline(None) is None
+
+
+def test_free_text_quoting_a_request_line():
+    from app.ops.redact import redact_text
+    said = "Invalid http version: 'GET /s?a=1&%74oken=abc;jwt=x HTTP/9.9' (from 127.0.0.1)"
+    assert redact_text(said) == \
+        "Invalid http version: 'GET /s?a=1&%74oken=[redacted];jwt=[redacted] HTTP/9.9' (from 127.0.0.1)"
