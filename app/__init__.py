@@ -50,6 +50,7 @@ def create_app(config=None):
     webhook_figures.init_app(app)
 
     services.mount_socketio(app, built)
+    security.check_hosts(app)
     security.trust_proxies(app)
     commands.init_app(app)
     return app

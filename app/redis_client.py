@@ -27,8 +27,12 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-# Errors that mean "Redis is not reachable right now", as opposed to a bug.
-UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OSError)
+# Errors that mean "Redis is not reachable right now", as opposed to a bug. redis-py
+# wraps its sockets' OSErrors in ConnectionError/TimeoutError, so a bare OSError is
+# never Redis's: a file, a time zone lookup ("File name too long"), a peer gone. Taking
+# one for an outage answered 503 to bad input, which clients retry forever. READONLY
+# is an old master after a failover: also transient, also not our bug.
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ReadOnlyError)
 
 
 class Outage:

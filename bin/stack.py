@@ -12,7 +12,8 @@
   worker (emails through ``SMTP_URL``) and the webhook worker; with ``DEMO=1`` also a demo publisher.
 - Logs: the children write to the supervisor's stderr, as text when that is a
   terminal and as JSON lines otherwise (``LOG_FORMAT`` overrides).
-- A child that dies is restarted with backoff. Ctrl-C (or SIGTERM) stops the
+- A child that dies is restarted with backoff, the private redis-server too (same
+  socket, same data). Ctrl-C (or SIGTERM) stops the
   children, then the private redis-server, and exits. Every child dies with
   the supervisor even when it is killed outright (SIGKILL): the kernel sends
   them SIGTERM (PR_SET_PDEATHSIG). ``var/stack.pid`` names the running
@@ -76,12 +77,20 @@ def wait_for_redis(url, seconds):
 
 
 class PrivateRedis:
-    """A redis-server of our own on a unix socket under var/redis/."""
+    """A redis-server of our own on a unix socket under var/redis/, supervised like
+    the other children: killed or crashed, it is started again with backoff, on the
+    same socket with the same data directory (its append-only file read back). The
+    web processes and workers ride out the gap (they retry Redis with backoff)."""
 
     def __init__(self):
         self.sock = private_redis_socket()
         self.url = f"unix://{self.sock}"
-        self.process = None
+        folder = self.sock.parent
+        self.child = Child("private redis-server", [
+            "redis-server", "--port", "0", "--unixsocket", str(self.sock),
+            "--unixsocketperm", "700", "--dir", str(folder), "--appendonly", "yes",
+            "--appendfsync", "always",
+            "--save", "", "--logfile", str(folder / "redis.log")], None)
 
     def start(self):
         folder = self.sock.parent
@@ -91,19 +100,19 @@ class PrivateRedis:
                 say(f"using the private redis-server already running at {self.sock}")
                 return
             self.sock.unlink()  # left by a redis-server that died
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", str(self.sock),
-             "--unixsocketperm", "700", "--dir", str(folder), "--appendonly", "yes",
-             "--appendfsync", "always",
-             "--save", "", "--logfile", str(folder / "redis.log")],
-            start_new_session=True, preexec_fn=processes.die_with_parent)
+        self.child.start()
         if not wait_for_redis(self.url, 10):
             self.stop()
             raise SystemExit(f"herald: redis-server did not start; see {folder / 'redis.log'}")
         say(f"private redis-server started (data in {folder})")
 
+    def check(self):
+        """Start redis-server again when it has died (redis-server replaces the socket
+        file it left); not when it is another stack's, already running at start."""
+        self.child.check()
+
     def stop(self):
-        processes.stop(self.process)  # redis-server flushes its append-only file on SIGTERM
+        processes.stop(self.child.process)  # redis-server flushes its append-only file on SIGTERM
 
 
 class Child:
@@ -245,6 +254,8 @@ def run(host, port, web_processes, extra_env, extra_children):
         say(f"Herald is at http://{host}:{port}/  (Ctrl-C stops it{processes_note})")
         while not stopping:
             time.sleep(0.2)
+            if redis_server:
+                redis_server.check()
             for child in children:
                 child.check()
     finally:

@@ -21,6 +21,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 DAILY_RE = re.compile(r"daily@([01][0-9]|2[0-3]):([0-5][0-9])\Z")
+# An IANA key: relative path segments of letters, digits, '_', '+', '-' (the longest
+# real name is 32 characters). Checked before ZoneInfo sees it: ZoneInfo raises OSError
+# ("File name too long") for a 10,000-character name, which is no outage.
+ZONE_RE = re.compile(r"[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*\Z")
+ZONE_MOST = 64
 FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
 
 
@@ -29,11 +34,16 @@ class ScheduleError(ValueError):
 
 
 def zone(name):
-    """The IANA time zone ``name``; raises ScheduleError."""
+    """The IANA time zone ``name``; raises ScheduleError (never the lookup's own
+    OSError, which callers would take for Redis being away)."""
+    refusal = ScheduleError(f"timezone: {str(name)[:ZONE_MOST]!r} is not an IANA time zone "
+                            "such as Europe/Paris")
+    if not isinstance(name, str) or len(name) > ZONE_MOST or not ZONE_RE.match(name):
+        raise refusal
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise ScheduleError(f"timezone: {name!r} is not an IANA time zone such as Europe/Paris") from None
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise refusal from None
 
 
 class Schedule:

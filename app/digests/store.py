@@ -47,7 +47,11 @@ DEFAULTS = {"min_severity": "info", "schedule": "daily@08:00", "timezone": "UTC"
 
 
 class DigestError(ValueError):
-    """A digest subscription broke a rule; the message names the field."""
+    """A digest subscription broke a rule; the message starts with the field (``field``)."""
+
+    @property
+    def field(self):
+        return str(self).partition(":")[0]
 
 
 def key(digest_id):

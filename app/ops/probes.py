@@ -1,8 +1,12 @@
 """Operations endpoints: ``/readyz``, ``/metrics``, and the API's OpenAPI description.
 
 ``/healthz`` (liveness: Redis answers) is in app/web/api/routes.py with the REST
-contract. ``/readyz`` says whether this process should get traffic: Redis
-answers and its relay is following the live channel. ``/metrics`` is the
+contract. ``/readyz`` says whether this process should get traffic: what this
+process needs to serve, that is Redis answering and its relay following the
+live channel (and the roles an operator listed in ``READY_REQUIRES``). A
+worker's fault is shown (``faults``), never a 503: every web process would
+answer the same, and one failing archiver would take all of them out of the
+load balancer's rotation, for a fault no web process can mend. ``/metrics`` is the
 Prometheus text format (app/ops/metrics.py); with METRICS_TOKEN set it asks for
 ``Authorization: Bearer <METRICS_TOKEN>``.
 """
@@ -23,9 +27,9 @@ OPENAPI = Path(__file__).resolve().parent.parent / "web" / "api" / "openapi.json
 
 @bp.get("/readyz")
 def readyz():
-    """200 when Redis answers, the relay follows ``herald:live``, no worker reports a
-    fault (the archive's disk, a digest worker's settings) and every role in
-    ``READY_REQUIRES`` has a live heartbeat; else 503 with the reason."""
+    """200 when Redis answers, the relay follows ``herald:live`` and every role in
+    ``READY_REQUIRES`` has a live heartbeat; else 503 with the reason. Workers'
+    faults (the archive's disk, a digest worker's settings) are listed in ``faults``."""
     relay = current_app.extensions.get("herald.relay")
     try:
         extensions.redis().ping()
@@ -40,13 +44,12 @@ def readyz():
     if not relay.follower.connected:
         return jsonify(status="unavailable", reason="the relay is not following herald:live yet",
                        process=os.getpid()), 503
-    if faults:
-        reason = "; ".join(f"{worker}: {fault['detail']}" for worker, fault in sorted(faults.items()))
-        return jsonify(status="degraded", reason=reason, faults=faults, process=os.getpid()), 503
+    shown = {"faults": faults} if faults else {}
     if missing:
         reason = "; ".join(missing[role] for role in sorted(missing))
-        return jsonify(status="degraded", reason=reason, missing=sorted(missing), process=os.getpid()), 503
-    return jsonify(status="ok", process=os.getpid())
+        return jsonify(status="degraded", reason=reason, missing=sorted(missing),
+                       process=os.getpid(), **shown), 503
+    return jsonify(status="ok", process=os.getpid(), **shown)
 
 
 @bp.get("/metrics")

@@ -46,6 +46,7 @@ SETTINGS = _declare(
     S("JWT_ISSUER", "text", ""), S("JWT_LEEWAY", "whole", 5),
     S("SESSION_COOKIE_SECURE", "flag", None), S("SESSION_LIFETIME", "whole", 12 * 3600),
     S("METRICS_TOKEN", "text", ""), S("TRUSTED_PROXIES", "whole", 0),
+    S("ALLOWED_HOSTS", "list", ()),
     S("RATELIMIT_LOGIN", "text", "10 per minute"), S("RATELIMIT_TOKEN", "text", "30 per minute"),
     S("RATELIMIT_SESSION_TOKEN", "text", "60 per minute"),
     S("RATELIMIT_API_KEY", "text", "500 per second"),

@@ -1,5 +1,6 @@
 """The Flask app's settings object, built from the declared environment settings."""
 from app.settings.read import (
+    allowed_hosts,
     archive_dir,
     get,
     max_connections_per_address,
@@ -38,6 +39,7 @@ class Config:
         self.ROLLUP_DIR = str(rollup_dir())
         self.SPARK_LOG_DIR = str(var_dir() / "spark")
         self.SOCKETIO_ORIGINS = list(get("SOCKETIO_ORIGINS"))
+        self.ALLOWED_HOSTS = allowed_hosts()
         self.READY_REQUIRES = list(get("READY_REQUIRES"))
         self.MAX_CONTENT_LENGTH = 64 * 1024
         self.SESSION_COOKIE_HTTPONLY = True

@@ -5,6 +5,7 @@ This is the only module of the web app, the workers and the bridge that reads
 the process environment (tests/unit/test_settings.py checks it).
 """
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -133,6 +134,28 @@ def herald_url():
     by default the dashboard on this machine's ``PORT``."""
     url = get("HERALD_URL") or f"http://127.0.0.1:{port()}/"
     return url if url.endswith("/") else url + "/"
+
+
+HOST_PATTERN = re.compile(r"\*|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*|[0-9a-f:.]+")
+ANY_ADDRESS = {"", "0.0.0.0", "::", "[::]"}
+
+
+def allowed_hosts():
+    """``ALLOWED_HOSTS``: the host names requests may be addressed to (lower case; ``*.x``
+    for x's subdomains, ``*`` for any). Unset: this machine's (localhost, 127.0.0.1,
+    ::1), ``HOST`` when it names one interface, and ``HERALD_URL``'s host."""
+    chosen = [name.lower().strip("[]").rstrip(".") for name in get("ALLOWED_HOSTS")]
+    for name in chosen:
+        if not HOST_PATTERN.fullmatch(name):
+            _bad("ALLOWED_HOSTS", "host names (example.com, *.example.com, 10.0.0.5) or *", name)
+    if chosen:
+        return chosen
+    names = ["localhost", "127.0.0.1", "::1"]
+    if get("HOST").lower() not in ANY_ADDRESS:
+        names.append(get("HOST").lower().strip("[]"))
+    if get("HERALD_URL") and urlsplit(get("HERALD_URL")).hostname:
+        names.append(urlsplit(get("HERALD_URL")).hostname)
+    return names
 
 
 def secure_cookies():

@@ -30,6 +30,27 @@ SNOOZES = "herald:snoozes"
 MAX_KEPT = 10_000  # archived ids kept per user (the oldest go first)
 MAX_SNOOZE_DAYS = 366
 WAKE_EVERY = 1.0  # seconds between a web process's looks for snoozes that are due
+CLAIM_MS = 30_000  # a waker's hold on a due snooze; one that died is woken again after it
+
+# Claim ``member`` of SNOOZES when it is due (score <= ARGV[1]): move its score to
+# ARGV[2] (the claim's end), so that no other waker takes it meanwhile and, should
+# this one die before it is done, it is due again then. 1 when claimed.
+CLAIM = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+if score and tonumber(score) <= tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+  return 1
+end
+return 0
+"""
+# Done: remove ``member`` only while it still holds this claim's score (snoozed
+# again meanwhile, it keeps its new time).
+FINISH = """
+if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[2])) == tonumber(ARGV[1]) then
+  return redis.call('ZREM', KEYS[1], ARGV[2])
+end
+return 0
+"""
 
 
 class StateError(ValueError):
@@ -148,13 +169,18 @@ def unsnooze(client, user, entry_id):
 def wake_due(client, now_ms=None, most=100):
     """Bring back the snoozes that are due, as unread; returns ``[(user, id)]`` woken.
 
-    Every web process runs this; ``ZREM`` decides which one wakes each snooze
-    (only one removes it), so each comes back once.
+    Every web process runs this. Each due snooze is claimed first (CLAIM: its
+    time in ``herald:snoozes`` moves CLAIM_MS ahead, atomically, only when due),
+    so only one process wakes it; then it leaves the user's snoozed set, is
+    marked unread, and only then leaves ``herald:snoozes`` (FINISH). A process
+    that dies in between leaves the claim to lapse, and the snooze is woken,
+    unread, by whichever process looks after that: at least once, never lost.
     """
     now_ms = now_ms or int(time.time() * 1000)
+    claim_until = now_ms + CLAIM_MS
     woken = []
     for member in client.zrangebyscore(SNOOZES, "-inf", now_ms, start=0, num=most):
-        if not client.zrem(SNOOZES, member):
+        if not client.eval(CLAIM, 1, SNOOZES, now_ms, claim_until, member):
             continue  # another process took it
         user, _, entry_id = member.decode().partition("\t")
         with client.pipeline() as pipe:
@@ -162,6 +188,7 @@ def wake_due(client, now_ms=None, most=100):
             _announce(pipe, user, {"unsnoozed": [entry_id], "woke": [entry_id]})
             pipe.execute()
         read_state.apply(client, user, [], None, [entry_id])  # it comes back unread
+        client.eval(FINISH, 1, SNOOZES, claim_until, member)
         woken.append((user, entry_id))
     return woken
 

@@ -267,3 +267,46 @@ def test_a_bad_smtp_port_is_one_line_and_shown_by_readyz(redis_server, redis, tm
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "SMTP_URL: the port of 'smtp://mail.example:nope' must be a number" in done.stderr
     assert "SMTP_URL" in worker_health.faults(redis)["digest worker"]["detail"]
+
+
+def test_the_private_redis_is_restarted_after_it_dies(var):
+    """redis-server killed outright (SIGKILL) is started again, on the same socket with
+    the same data, and the web process is ready again on it."""
+    stack = Stack(var)
+    try:
+        stack.wait_ready()
+        sock = var / "redis" / "redis.sock"
+        private = connect(f"unix://{sock}")
+        private.set("herald:test:kept", "yes")
+        private.close()
+        (first,) = [pid for pid in children_of(stack.process.pid)
+                    if Path(f"/proc/{pid}/comm").read_text().strip() == "redis-server"]
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: "private redis-server exited" in stack.output(), timeout=20,
+                   message="the stack to see redis-server die")
+
+        def answers():
+            client = connect(f"unix://{sock}", socket_connect_timeout=0.5)
+            try:
+                return client.ping() and client
+            except Exception:
+                client.close()
+                return False
+        client = wait_until(answers, timeout=30, message="redis-server to answer again")
+        assert client.get("herald:test:kept") == b"yes"  # the append-only file was read back
+        client.close()
+
+        def ready():
+            try:
+                return requests.get(stack.url + "/readyz", timeout=2).status_code == 200
+            except requests.RequestException:
+                return False
+        wait_until(ready, timeout=30, message="/readyz after Redis came back")
+        children = children_of(stack.process.pid)
+        assert first not in children
+        assert stack.interrupt() == 0
+        wait_until(lambda: not any(alive(pid) for pid in children), timeout=20,
+                   message="every child to stop")
+        assert not sock.exists()
+    finally:
+        stack.kill()

@@ -63,8 +63,9 @@ SOURCES = {
     # pywsgi: the request deadline (handler.py) and admission (app/realtime/wire/admission.py).
     "gevent.pywsgi:WSGIHandler.handle": "9e7238affc125354",
     "gevent.pywsgi:WSGIServer.handle": "2f3079ba9ee5bdd2",
-    # pywsgi: the access log's line, redacted of stream tokens (handler.py).
+    # pywsgi: the access log's line and the error log, redacted of credentials (handler.py).
     "gevent.pywsgi:WSGIHandler.format_request": "c174ca5d4c62043b",
+    "gevent.pywsgi:WSGIHandler.log_error": "e45202b4879ac40d",
     "geventwebsocket.handler:WebSocketHandler.log_request": "9ca977fdbda1525b",
 }
 

@@ -60,7 +60,7 @@ def create_digest(who):
     except store.DigestLimit as exc:
         return jsonify(error=str(exc)), 409
     except store.DigestError as exc:
-        return jsonify(error=str(exc)), 400
+        return jsonify(error=str(exc), field=exc.field), 400
     return jsonify(_public(record)), 201
 
 
@@ -77,7 +77,7 @@ def update_digest(who, digest_id):
     try:
         record = store.update(extensions.redis(), digest_id, who.name, _body())
     except store.DigestError as exc:
-        return jsonify(error=str(exc)), 400
+        return jsonify(error=str(exc), field=exc.field), 400
     return jsonify(_public(record)) if record else _not_found()
 
 
@@ -140,14 +140,14 @@ def describe_schedule(who):
     same message saving it would give when the schedule cannot be used."""
     text = request.args.get("schedule", "")
     if len(text) > 200:
-        return jsonify(error="schedule: is over 200 characters"), 400
+        return jsonify(error="schedule: is over 200 characters", field="schedule"), 400
     try:
         check(text, "UTC")
         return jsonify(words=describe(text))
     except ScheduleError as exc:
-        return jsonify(error=str(exc)), 400
+        return jsonify(error=str(exc), field="schedule"), 400
     except Exception:  # cron-descriptor refusing what cronsim took: no words, not a 500
-        return jsonify(error="schedule: cannot be described in words"), 400
+        return jsonify(error="schedule: cannot be described in words", field="schedule"), 400
 
 
 def dashboard_url():

@@ -35,6 +35,18 @@ def test_readyz_needs_redis_and_a_running_relay(client, live_server):
     assert ready.status_code == 200 and ready.json()["status"] == "ok"
 
 
+def test_a_worker_fault_is_reported_but_leaves_the_web_process_ready(live_server, redis):
+    """One failing worker must not take every web process out of the balancer: /readyz
+    reflects what this process needs, and shows the fault, as /metrics does."""
+    worker_health.fault(redis, "archiver", "the archive's disk is full")
+    reply = requests.get(live_server.url + "/readyz", timeout=5)
+    assert reply.status_code == 200 and reply.json()["status"] == "ok"
+    assert reply.json()["faults"]["archiver"]["detail"] == "the archive's disk is full"
+    assert value(scrape(live_server), "herald_worker_fault", worker="archiver") == 1
+    worker_health.ok(redis, "archiver")
+    assert "faults" not in requests.get(live_server.url + "/readyz", timeout=5).json()
+
+
 def test_readyz_and_healthz_say_503_while_redis_is_away(redis_server, redis, tmp_path):
     server = LiveServer(redis_server.url, tmp_path)
     server.start()

@@ -1,4 +1,5 @@
 """Server-Sent Events (GET /api/stream) with a plain HTTP client, against a real server."""
+import http.client
 import socket
 import time
 
@@ -200,3 +201,43 @@ def test_metrics_count_open_streams_and_their_deliveries(server, people):
     finally:
         for stream in streams:
             stream.close()
+
+
+def test_the_access_log_redacts_secrets_however_the_query_spells_them(server, people):
+    """``?%74oken=`` is ``token`` to Werkzeug (names are percent-decoded), so it is read
+    as the stream token; ``TOKEN=`` and the other secret names are not read but are
+    redacted too: the access log never holds a credential, whatever its spelling."""
+    token = issue_token("ann")
+    stream_token = requests.post(server.url + "/api/stream-token", timeout=5,
+                                 headers={"Authorization": f"Bearer {token}"}).json()["token"]
+
+    def get(target, **headers):  # http.client sends the target as it is (requests requotes)
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        try:
+            connection.request("GET", target, headers=headers)
+            reply = connection.getresponse()
+            return reply.status, reply.read()
+        finally:
+            connection.close()
+
+    # Read as the token: past authentication, refused for its bad last_id.
+    status, body = get(f"/api/stream?%74oken={stream_token}&last_id=nope")
+    assert status == 400 and b"last_id" in body
+    secrets = {"TOKEN": "secret-upper", "%54oKeN": "secret-mixed", "access_token": "secret-at",
+               "api%5Fkey": "secret-apikey", "password": "secret-pw", "jwt": "secret-jwt",
+               "tok%65n+": "secret-spaced", "%74oken%00": "secret-nul"}
+    for name, value in secrets.items():
+        get(f"/api/notifications?after=0&{name}={value}", Authorization=f"Bearer {token}")
+    get("/socket.io/?EIO=4&transport=polling&token=secret-eio")
+    get("/api/stream?token=secret-bad;token=secret-semi")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:  # error log
+        raw.sendall(b"GET /api/stream?a=1&token=secret-badversion HTTP/9.9\r\n\r\n")
+        assert raw.recv(100).startswith(b"HTTP/1.1 400")
+    server.stop()  # flush the access log
+    log = server.log_path.read_text()
+    assert "/api/stream?%74oken=[redacted]&last_id=nope" in log
+    assert "after=0&TOKEN=[redacted]" in log
+    assert "Invalid http version" in log
+    for leaked in [stream_token, token, "secret-eio", "secret-bad", "secret-semi",
+                   "secret-badversion", *secrets.values()]:
+        assert leaked not in log

@@ -74,6 +74,9 @@ def test_cron_expressions(expression, start, expected):
     ("* * * * * *", "UTC", "five-field"),
     ("0 0 31 2 *", "UTC", "day-of-month field of .* or never matches"),
     ("hourly", "Mars/Olympus", "timezone:"),
+    ("hourly", "A" * 10_000, "timezone:"),          # ZoneInfo raises OSError for this one
+    ("hourly", "Europe/../../etc/passwd", "timezone:"),
+    ("hourly", None, "timezone:"),
     (5, "UTC", "schedule:"),
 ])
 def test_bad_schedules_are_refused_naming_the_field(schedule, zone, words):

@@ -48,6 +48,43 @@ def test_a_snooze_woken_after_all_was_read_comes_back_unread(redis):
     assert not read_state.is_read(state, "3-0") and not read_state.is_read(state, "9-0")
 
 
+def test_a_waker_that_dies_before_marking_unread_leaves_the_snooze_to_be_woken_again(
+        redis, monkeypatch):
+    """Claiming a due snooze and marking it unread are two steps: a process dying
+    between them (here: the second step raises) must not bring it back read."""
+    read_state.apply(redis, "ann", [], "5-0", [])  # all read, 3-0 included
+    until = later()
+    archive_and_snooze.snooze(redis, "ann", "3-0", until)
+    real = read_state.apply
+
+    def dies(*args, **kwargs):
+        raise SystemExit("the process died here")
+    monkeypatch.setattr(read_state, "apply", dies)
+    with pytest.raises(SystemExit):
+        archive_and_snooze.wake_due(redis, now_ms=until)
+    monkeypatch.setattr(read_state, "apply", real)
+    assert archive_and_snooze.wake_due(redis, now_ms=until + 1) == []  # claimed: not twice at once
+    after = until + archive_and_snooze.CLAIM_MS + 1  # the dead claim's lease is over
+    assert archive_and_snooze.wake_due(redis, now_ms=after) == [("ann", "3-0")]
+    assert not read_state.is_read(read_state.get(redis, "ann"), "3-0")
+    assert archive_and_snooze.get(redis, "ann")["snoozed"] == {}
+    assert archive_and_snooze.wake_due(redis, now_ms=after + 10**9) == []  # finished: once only
+
+
+def test_snoozed_again_while_being_woken_keeps_the_new_time(redis, monkeypatch):
+    until = later()
+    archive_and_snooze.snooze(redis, "ann", "3-0", until)
+    real, again = read_state.apply, until + 3_600_000
+
+    def snoozed_meanwhile(*args, **kwargs):
+        archive_and_snooze.snooze(redis, "ann", "3-0", again)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(read_state, "apply", snoozed_meanwhile)
+    assert archive_and_snooze.wake_due(redis, now_ms=until) == [("ann", "3-0")]
+    monkeypatch.setattr(read_state, "apply", real)
+    assert archive_and_snooze.wake_due(redis, now_ms=again) == [("ann", "3-0")]
+
+
 def test_unsnoozing_by_hand_leaves_the_read_state_alone(redis):
     redis.xadd(STREAM, {"topic": "t", "user": "", "envelope": b"{}"}, id="5-0")  # read up to it
     read_state.apply(redis, "ann", [], "5-0", [])

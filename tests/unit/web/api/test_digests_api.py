@@ -45,6 +45,8 @@ def test_defaults(client, admin):
     ({"schedule": "weekly"}, "schedule"),
     ({"schedule": "61 * * * *"}, "schedule"),
     ({"timezone": "Mars/Olympus"}, "timezone"),
+    ({"timezone": "A" * 10_000}, "timezone"),   # the lookup's OSError: not "Redis down"
+    ({"timezone": "/etc/localtime"}, "timezone"),
     ({"enabled": "yes"}, "enabled"),
     ({"colour": "red"}, "colour"),
 ])
@@ -52,6 +54,7 @@ def test_bad_fields_are_400_naming_the_field(client, admin, change, field):
     reply = client.post("/api/digests", json=dict(GOOD, **change), headers=bearer(admin[0]))
     assert reply.status_code == 400
     assert reply.get_json()["error"].startswith(f"{field}: ")
+    assert reply.get_json()["field"] == field and len(reply.get_json()["error"]) < 200
     assert client.get("/api/digests", headers=bearer(admin[0])).get_json() == {"digests": []}
 
 

@@ -68,6 +68,10 @@ def test_rules_that_email_become_the_users_managed_digests(client, redis, user):
     ({"colour": "blue"}, "colour"),
     ({"timezone": "Mars/Olympus"}, "timezone"),
     ({"timezone": 5}, "timezone"),
+    ({"timezone": "A" * 10_000}, "timezone"),       # the lookup's OSError: not "Redis down"
+    ({"timezone": "Europe/../../etc/passwd"}, "timezone"),
+    ({"timezone": "Europe/Paris\x00"}, "timezone"),
+    ({"timezone": ""}, "timezone"),
     ({"rules": "ops"}, "rules"),
     ({"rules": [{"topic": f"t{i}", "mode": "app"} for i in range(21)]}, "rules"),
     ({"rules": ["ops"]}, "rules[0]"),

@@ -183,3 +183,25 @@ def test_a_bad_batch_names_the_fault_and_stores_nothing(client, redis, api_key, 
     reply = client.post("/api/notifications/batch", headers=bearer(api_key), json=body)
     assert reply.status_code == 400 and reply.get_json()["field"] == field
     assert redis.xlen(STREAM) == 0
+
+
+def test_only_a_redis_outage_is_503(app, client, redis, user, monkeypatch):
+    """An OSError that is not Redis's (a file, a lookup) is a fault of ours, a 500 that
+    is logged, not "Redis is unreachable" (503), which clients retry forever."""
+    from app.users import preferences
+
+    def broken(*args, **kwargs):
+        raise OSError(36, "File name too long")
+
+    monkeypatch.setattr(preferences, "put", broken)
+    monkeypatch.setitem(app.config, "PROPAGATE_EXCEPTIONS", False)  # as in production
+    reply = client.put("/api/preferences", headers=bearer(token_for("bob")),
+                       json={"timezone": "UTC"})
+    assert reply.status_code == 500 and "Redis" not in reply.get_json()["error"]
+
+
+def test_preferences_on_a_dead_redis_are_503():
+    dead = create_app(TestConfig(f"redis://127.0.0.1:{free_port()}/0"))
+    reply = dead.test_client().put("/api/preferences", headers=bearer("hk_anything"),
+                                   json={"timezone": "Europe/Paris"})
+    assert reply.status_code == 503 and "Redis is unreachable" in reply.get_json()["error"]
