@@ -95,7 +95,8 @@ def build(config):
     presence = Presence(client, process_label())
     # Bounds for a reconnect storm: connects a second, replays at once (storm.py).
     admission = Admission(config["ADMIT_RATE"], config["ADMIT_BURST"], config["REPLAY_CONCURRENCY"],
-                          config["REPLAY_QUEUE"], sio.eio.create_event)
+                          config["REPLAY_QUEUE"], sio.eio.create_event,
+                          sessions_per_address=config["MAX_SESSIONS_PER_ADDRESS"])
     follower = LiveFollower(client, config["REDIS_URL"], name="relay")
     seam = ReplaySeam(follower)
     streams = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"], presence)

@@ -209,6 +209,10 @@ class HeraldCollector:
                 "herald_connects_deferred_replays",
                 "Of those, the ones refused because REPLAY_QUEUE replays already waited.",
                 labels=["process"]),
+            "sessions_refused_per_address": CounterMetricFamily(
+                "herald_sessions_refused_per_address",
+                "Socket.IO sessions and event streams refused past MAX_SESSIONS_PER_ADDRESS.",
+                labels=["process"]),
             "replays_running": GaugeMetricFamily(
                 "herald_replays_running", "Replays running now (at most REPLAY_CONCURRENCY).",
                 labels=["process"]),

@@ -31,8 +31,7 @@ import logging
 
 import socketio
 
-from app.realtime import presence, replay, rooms
-from app.realtime.storm import Busy
+from app.realtime import per_address, presence, replay, rooms, storm
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError, check_cursor, restrict, within
 from app.users import read_state, subscriptions
@@ -58,6 +57,7 @@ class NotificationsNamespace(socketio.Namespace):
         self.reads = reads  # a budgets.ReadCoalescer
         self.admission = admission  # a storm.Admission (connect rate, replay turns), or None
         self.users = {}  # sid -> user name, for this process's connections
+        self.addresses = {}  # sid -> the client address its session is counted under
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
         self.presence = presence  # an app.realtime.presence.Presence: who is online
@@ -66,7 +66,15 @@ class NotificationsNamespace(socketio.Namespace):
 
     def on_connect(self, sid, environ, auth=None):
         auth = auth if isinstance(auth, dict) else {}
-        self._admit(auth.get("last_id") is not None)
+        storm.admit_or_refuse(self.admission, auth.get("last_id") is not None)
+        address = per_address.enter(self.admission, environ)
+        try:
+            self._connect(sid, auth, address)
+        except BaseException:
+            per_address.leave(self.admission, address)
+            raise
+
+    def _connect(self, sid, auth, address):
         try:
             last_id = auth.get("last_id")
             if last_id is not None:
@@ -80,7 +88,8 @@ class NotificationsNamespace(socketio.Namespace):
             raise Refused(f"bad request: {exc}") from None
         except UNAVAILABLE:
             raise Refused("unavailable: Redis is unreachable, retry shortly") from None
-        turn = self._replay_turn() if last_id is not None else None
+        turn = storm.turn_or_refuse(self.admission) if last_id is not None else None
+        self.addresses[sid] = address
         self.users[sid] = name
         self.presence.opened(name)
         if who.topics is not None:
@@ -91,22 +100,6 @@ class NotificationsNamespace(socketio.Namespace):
         else:
             self.seam.hold(sid, name, topics, who.topics)
             self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)
-
-    def _admit(self, resuming):
-        """Past the process's connect rate, or with no room for one more replay:
-        refused at once, "retry later" (storm.py)."""
-        if self.admission is not None:
-            try:
-                self.admission.admit(resuming)
-            except Busy as busy:
-                raise busy.refusal() from None
-
-    def _replay_turn(self):
-        """A turn to be replayed (storm.py); refused at once when too many wait already."""
-        try:
-            return self.admission.replay_turn() if self.admission is not None else None
-        except Busy as busy:
-            raise busy.refusal() from None
 
     def _go_live(self, sid, name, topics):
         self.enter_room(sid, rooms.user_room(name))
@@ -175,6 +168,7 @@ class NotificationsNamespace(socketio.Namespace):
             self.disconnect(sid)
 
     def on_disconnect(self, sid, reason=None):
+        per_address.leave(self.admission, self.addresses.pop(sid, None))
         name = self.users.pop(sid, None)
         if name is not None:
             self.presence.closed(name)

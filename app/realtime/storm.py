@@ -38,6 +38,7 @@ import time
 import socketio
 
 from app.realtime.budgets import TokenBucket
+from app.realtime.per_address import SessionsPerAddress
 
 BUSY = "unavailable: busy, retry later"
 RETRY_AFTER_MIN = 0.25  # seconds: the earliest a refused client is asked back
@@ -174,7 +175,9 @@ class ReplayTurns:
 class Admission:
     """A web process's bounds on connects and replays (see the module)."""
 
-    def __init__(self, rate, burst, concurrency, queue, create_event, clock=time.monotonic):
+    def __init__(self, rate, burst, concurrency, queue, create_event, clock=time.monotonic,
+                 sessions_per_address=0):
+        self.sessions = SessionsPerAddress(sessions_per_address)  # per_address.py
         self.rate = rate
         self.bucket = TokenBucket(rate, max(1, burst or rate), clock) if rate > 0 else None
         self.schedule = Schedule(clock)  # one for the process: refused for either bound
@@ -205,6 +208,26 @@ class Admission:
     def figures(self):
         """For /metrics (app/ops/metrics.py)."""
         return {"connects_deferred": sum(self.deferred.values()),
+                "sessions_refused_per_address": self.sessions.refused,
                 "connects_deferred_replays": self.deferred["replays"],
                 "replays_running": self.turns.running,
                 "replays_waiting": len(self.turns.waiting)}
+
+
+def admit_or_refuse(admission, resuming):
+    """For a Socket.IO connect: past the connect rate, or with no room for one more
+    replay, refused at once with "retry later" (``admission`` None: no bounds)."""
+    if admission is not None:
+        try:
+            admission.admit(resuming)
+        except Busy as busy:
+            raise busy.refusal() from None
+
+
+def turn_or_refuse(admission):
+    """For a Socket.IO connect: a turn to be replayed, refused at once when too many
+    wait already (``admission`` None: no bounds, no turn)."""
+    try:
+        return admission.replay_turn() if admission is not None else None
+    except Busy as busy:
+        raise busy.refusal() from None

@@ -38,6 +38,7 @@ SETTINGS = _declare(
     S("CLIENT_MESSAGE_RATE", "whole", 20), S("CLIENT_MESSAGE_BURST", "whole", 100),
     S("JOIN_TIMEOUT", "whole", 10), S("REQUEST_TIMEOUT", "whole", 10),
     S("MAX_CONNECTIONS", "whole", 0), S("MAX_CONNECTIONS_PER_ADDRESS", "whole", None),
+    S("MAX_SESSIONS_PER_ADDRESS", "whole", 3000),
     S("ADMIT_RATE", "whole", 0), S("ADMIT_BURST", "whole", 0),
     S("REPLAY_CONCURRENCY", "whole", 32), S("REPLAY_QUEUE", "whole", 256),
     S("WEBSOCKET_TIMEOUT", "whole", 60), S("SSE_HEARTBEAT", "whole", 15),

@@ -166,10 +166,12 @@ def secure_cookies():
 
 
 def max_connections_per_address():
-    """``MAX_CONNECTIONS_PER_ADDRESS``: 500, or no limit (0) behind trusted proxies,
-    where every client has the proxy's address."""
+    """``MAX_CONNECTIONS_PER_ADDRESS``: 10,000 sockets, or no limit (0) behind trusted
+    proxies, where every client has the proxy's address. Only the descriptor guard:
+    sessions are what one address is limited in (MAX_SESSIONS_PER_ADDRESS,
+    app/realtime/per_address.py), as a polling client holds several sockets."""
     chosen = get("MAX_CONNECTIONS_PER_ADDRESS")
-    return chosen if chosen is not None else (0 if get("TRUSTED_PROXIES") else 500)
+    return chosen if chosen is not None else (0 if get("TRUSTED_PROXIES") else 10_000)
 
 
 def secret_key():

@@ -26,6 +26,7 @@ import orjson
 from flask import Response, current_app, jsonify, request
 
 from app.realtime import replay
+from app.realtime.per_address import RETRY_TOO_MANY, TooMany
 from app.realtime.storm import BUSY, Busy
 from app.realtime.streams import END, Stream
 from app.redis_client import UNAVAILABLE
@@ -94,6 +95,22 @@ def stream():
         admission.admit(last_id is not None)  # bounded connects and replays (realtime/storm.py)
     except Busy as busy:
         return _busy(busy)
+    address = request.remote_addr or ""
+    try:  # one session of this address's (realtime/per_address.py) until the stream closes
+        admission.sessions.enter(address)
+    except TooMany as exc:
+        return jsonify(error=str(exc)), 429, {"Retry-After": str(RETRY_TOO_MANY)}
+    try:
+        response = _open(who, last_id, admission)
+    except BaseException:
+        admission.sessions.leave(address)
+        raise
+    response.call_on_close(lambda: admission.sessions.leave(address))
+    return response
+
+
+def _open(who, last_id, admission):
+    """The event stream's response, its place in the hub or the seam taken."""
     client = extensions.redis()
     seam = current_app.extensions["herald.seam"]
     hub = current_app.extensions["herald.streams"]

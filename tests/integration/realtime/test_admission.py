@@ -3,6 +3,7 @@ and for joining the namespace, and health probes that are always answered."""
 import json
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -110,4 +111,74 @@ def test_a_websocket_that_never_joins_the_namespace_is_closed(redis_server, redi
             ws.shutdown()
         assert "it did not join /notifications within 1 s" in server.log_path.read_text()
     finally:
+        server.stop()
+
+
+def test_an_office_behind_one_address_connects_with_default_settings(redis_server, redis, tmp_path):
+    """300 python-socketio clients from one address on long-polling, which holds two or
+    three sockets a client: with sockets counted (at most 500), 43 of 200 clients were
+    refused a 503 (issue 23). Sessions are
+    counted now, and the default serves them all; past MAX_SESSIONS_PER_ADDRESS the next
+    is refused by name, and a closed session frees its place."""
+    import socketio
+
+    from app.users import accounts
+
+    accounts.create_user(redis, "ann", "ann-password")
+    server = LiveServer(redis_server.url, tmp_path)
+    server.start()
+    clients = []
+    try:
+        token = server.token("ann", "ann-password")
+
+        def connect():
+            client = socketio.Client(reconnection=False)
+            clients.append(client)
+            client.connect(server.url, namespaces=["/notifications"], auth={"token": token},
+                           transports=["polling"], wait_timeout=20)  # two sockets each, or three
+
+        with ThreadPoolExecutor(50) as pool:  # simultaneous, as an office arriving at nine
+            failures = [f.exception() for f in [pool.submit(connect) for _ in range(300)]]
+        assert failures == [None] * 300, [f for f in failures if f][:3]
+        assert all(c.connected for c in clients)
+    finally:
+        for client in clients:
+            client.disconnect()
+        server.stop()
+
+
+def test_sessions_past_the_per_address_limit_are_refused_by_name(redis_server, redis, tmp_path):
+    import socketio
+
+    from app.users import accounts
+
+    accounts.create_user(redis, "ann", "ann-password")
+    server = LiveServer(redis_server.url, tmp_path, MAX_SESSIONS_PER_ADDRESS="2")
+    server.start()
+    clients = []
+    try:
+        token = server.token("ann", "ann-password")
+
+        def connect():
+            client = socketio.Client(reconnection=False)
+            refused = []
+            client.on("connect_error", refused.append, namespace="/notifications")
+            try:
+                client.connect(server.url, namespaces=["/notifications"], auth={"token": token},
+                               transports=["websocket"], wait_timeout=10)
+            except socketio.exceptions.ConnectionError:
+                pass
+            clients.append(client)
+            return client, refused
+
+        assert connect()[0].connected and connect()[0].connected
+        third, refused = connect()
+        assert not third.connected
+        assert "too many sessions from 127.0.0.1 (at most 2)" in refused[0]["message"]
+        assert refused[0]["data"]["retry_after"] > 0
+        clients[0].disconnect()
+        wait_until(lambda: connect()[0].connected, timeout=15, message="a place freed")
+    finally:
+        for client in clients:
+            client.disconnect()
         server.stop()

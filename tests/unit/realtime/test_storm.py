@@ -53,6 +53,7 @@ def test_replays_run_a_few_at_once_and_a_few_more_wait_their_turn():
         bounds.replay_turn()
     assert refused.value.bound == "replays"
     assert bounds.figures() == {"connects_deferred": 1, "connects_deferred_replays": 1,
+                                "sessions_refused_per_address": 0,
                                 "replays_running": 2, "replays_waiting": 1}
     assert first.wait(lambda: False)
     clock.now += 0.5
