@@ -36,6 +36,8 @@ from app.webhooks import post, signing, store
 log = logging.getLogger("herald.webhooks")
 
 IDLE = 1.0  # seconds between looks at an empty queue (a queued delivery wakes it at once)
+MAX_EXPONENT = 32  # 2**32 times any base is past any sane backoff_max; never an overflow
+TROUBLE_MAX = 60.0  # seconds: the longest wait after an unexpected error, doubling up to it
 
 # KEYS: endpoint, queue, attempt, stats, worker figures. ARGV: item, now.
 _DONE_LUA = """
@@ -80,6 +82,14 @@ return 1
 """
 
 
+def backoff(settings, attempts):
+    """Seconds to wait after failed attempt number ``attempts``: drawn between 0 and
+    ``min(backoff_max, backoff_base * 2**(attempts-1))``, the exponent capped so that no
+    attempt count (it only grows, and survives restarts) overflows a float."""
+    exponent = min(max(attempts - 1, 0), MAX_EXPONENT)
+    return random.uniform(0, min(settings.backoff_max, settings.backoff_base * 2.0 ** exponent))
+
+
 class Sender(threading.Thread):
     """Delivers endpoint ``endpoint_id``'s queue until :meth:`stop` (or the endpoint is deleted)."""
 
@@ -102,17 +112,20 @@ class Sender(threading.Thread):
         self.woken.set()
 
     def run(self):
-        backoff = 0.1
+        outage, trouble = 0.1, IDLE
         while not self.stopping:
             try:
                 wait = self.step()
-                backoff = 0.1
+                outage, trouble = 0.1, IDLE
             except UNAVAILABLE as exc:
                 log.warning("webhook %s: Redis unreachable (%s)", self.endpoint_id, exc)
-                wait, backoff = backoff, min(backoff * 2, 2.0)
+                wait, outage = outage, min(outage * 2, 2.0)
             except Exception:
-                log.exception("webhook %s: unexpected error; trying again", self.endpoint_id)
-                wait = IDLE
+                # A bug, not an outage: waits that double (up to a minute), so that a
+                # step failing after its POST does not send the head every second.
+                log.exception("webhook %s: unexpected error; trying again in %.0f s",
+                              self.endpoint_id, trouble)
+                wait, trouble = trouble, min(trouble * 2, TROUBLE_MAX)
             if wait is None:
                 break  # the endpoint was deleted
             if wait:
@@ -162,8 +175,7 @@ class Sender(threading.Thread):
             return 0
         attempts += 1
         settings = self.settings
-        delay = random.uniform(0, min(settings.backoff_max,
-                                      settings.backoff_base * 2 ** (attempts - 1)))
+        delay = backoff(settings, attempts)
         give_up = now + delay > deadline or (
             not outcome.transient and attempts > settings.client_error_retries)
         if give_up:
