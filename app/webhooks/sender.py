@@ -102,7 +102,7 @@ class Sender(threading.Thread):
         self.done = client.register_script(_DONE_LUA)
         self.retry = client.register_script(_RETRY_LUA)
         self.park = client.register_script(_PARK_LUA)
-        self.poster = post.Poster(settings.connect_timeout, settings.read_timeout)
+        self.poster = post.Poster(settings.connect_timeout, settings.timeout)
 
     def wake(self):
         self.woken.set()
