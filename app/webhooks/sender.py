@@ -31,7 +31,7 @@ import orjson
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
 from app.stream.keys import METRICS_WORKERS
-from app.webhooks import post, signing, store
+from app.webhooks import post, rotation, signing, store
 
 log = logging.getLogger("herald.webhooks")
 
@@ -168,7 +168,7 @@ class Sender(threading.Thread):
             return 0
         outcome = self.poster.deliver(record["url"], body, {
             "Herald-Delivery": delivery,
-            "Herald-Signature": signing.sign(record["secret"], body)})
+            "Herald-Signature": signing.sign(rotation.signing_secrets(record, now), body, delivery)})
         now = self.clock()
         if outcome.ok:
             self.done(keys=self._keys("queue", "attempt", "stats"), args=[item, now])

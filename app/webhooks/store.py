@@ -79,8 +79,9 @@ def validate(data, allowed=None, partial=False):
     unknown = set(data) - set(CHANGEABLE if partial else FIELDS)
     if unknown:
         name = sorted(unknown)[0]
-        raise WebhookError(f"{name}: " + ("cannot be changed: register the endpoint again"
-                                          if name in FIELDS else "is not a known field"))
+        raise WebhookError(f"{name}: " + (
+            "is changed by rotating it (POST /api/webhooks/ID/rotate)" if name == "secret"
+            else "is not a known field"))
     if not partial:
         for required in ("url", "topics"):
             if required not in data:
@@ -102,14 +103,19 @@ def validate(data, allowed=None, partial=False):
         raise WebhookError("private: must be true or false")
     if partial:
         return clean
-    secret = clean.get("secret")
+    clean["secret"] = checked_secret(clean.get("secret"))
+    return clean
+
+
+def checked_secret(secret):
+    """``secret`` when it may sign (a new one made when it is None); WebhookError otherwise."""
     if secret is None:
-        clean["secret"] = "whsec_" + secrets.token_urlsafe(32)
-    elif not (isinstance(secret, str) and SECRET_MIN <= len(secret) <= SECRET_MAX
-              and secret.isascii() and secret.isprintable() and " " not in secret):
+        return "whsec_" + secrets.token_urlsafe(32)
+    if not (isinstance(secret, str) and SECRET_MIN <= len(secret) <= SECRET_MAX
+            and secret.isascii() and secret.isprintable() and " " not in secret):
         raise WebhookError(f"secret: must be {SECRET_MIN}-{SECRET_MAX} printable ASCII "
                            "characters without spaces (or left out: Herald makes one)")
-    return clean
+    return secret
 
 
 def ensure_group(client):

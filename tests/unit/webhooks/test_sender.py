@@ -4,9 +4,10 @@ import time
 
 import pytest
 
-from app.webhooks import store
+from app.webhooks import rotation, store
 from app.webhooks.sender import Sender
 from app.webhooks.settings import Settings
+from herald_client import webhooks
 from tests.helpers.webhooks import Receiver
 
 DAY = 86400.0
@@ -54,3 +55,20 @@ def test_a_huge_attempt_count_past_the_retry_period_is_parked(redis, failing):
     assert (parked["notification"], parked["attempts"], parked["error"]) == \
         (notification, 1101, "HTTP 500")
     assert store.state(redis, endpoint_id)["pending"] == 0
+
+
+def test_during_a_rotation_both_secrets_sign(redis, allow_loopback):
+    receiver = Receiver().start()
+    try:
+        endpoint_id, notification = queued(redis, receiver.url, time.time())
+        old = store.get(redis, endpoint_id)["secret"]
+        new = rotation.rotate(redis, endpoint_id)["secret"]
+        assert Sender(redis, endpoint_id, Settings()).step() == 0
+        [request] = receiver.requests
+        header, delivery = (request["headers"]["Herald-Signature"],
+                            request["headers"]["Herald-Delivery"])
+        assert header.count("v1=") == 2 and delivery == f"{endpoint_id}.{notification}"
+        for secret in (old, new):
+            assert webhooks.verify(secret, request["body"], header, delivery)
+    finally:
+        receiver.stop()
