@@ -19,6 +19,7 @@ import logging
 import orjson
 import redis
 
+from app.stream import groups
 from app.stream.envelope import id_key, with_id
 from app.stream.keys import STREAM
 from app.webhooks import store
@@ -71,7 +72,7 @@ class Dispatcher:
         try:
             entries = self._read(block_ms)
         except redis.ResponseError as exc:
-            if "NOGROUP" not in str(exc):
+            if not groups.missing(exc):
                 raise
             log.warning("the consumer group is gone (herald:stream recreated?); making it again")
             store.ensure_group(self.client)

@@ -16,6 +16,7 @@ import time
 import orjson
 import redis
 
+from app.stream import groups
 from app.stream.envelope import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -119,17 +120,13 @@ def checked_secret(secret):
 
 
 def ensure_group(client):
-    """Create the webhook worker's consumer group (from now on), unless it exists.
+    """Create the webhook worker's consumer group unless it exists: from now on, or, after
+    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py).
 
-    Called when an endpoint is made too, so that what is published after it
-    is delivered even if the worker has not started yet.
+    Called when an endpoint is made too, so that what is published after it is
+    delivered even if the worker has not started yet.
     """
-    from app.stream.keys import STREAM
-    try:
-        client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
-    except redis.ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
+    groups.ensure(client, GROUP)
 
 
 def create(client, data, created_by, allowed=None):
