@@ -31,7 +31,7 @@ import orjson
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
 from app.stream.keys import METRICS_WORKERS
-from app.webhooks import post, rotation, signing, store
+from app.webhooks import parking, post, rotation, signing, store
 
 log = logging.getLogger("herald.webhooks")
 
@@ -63,12 +63,11 @@ return 1
 
 # KEYS: endpoint, queue, attempt, parked, stats, worker figures. ARGV: item, parked
 # record, error for the stats ("": left as it is), now, "1" when it was an attempt
-# (a failure to count), "1" when parked because its retry period ended.
-_PARK_LUA = """
+# (a failure to count), "1" when parked because its retry period ended, parked max.
+_PARK_LUA = parking.PARK_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('LREM', KEYS[2], 1, ARGV[1])
 redis.call('DEL', KEYS[3])
-redis.call('RPUSH', KEYS[4], ARGV[2])
 if ARGV[5] == '1' then
   redis.call('HINCRBY', KEYS[5], 'failures', 1)
   redis.call('HINCRBY', KEYS[6], 'webhook_failures', 1)
@@ -77,10 +76,9 @@ if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[5], 'last_error', ARGV[3], 'last_error_at', ARGV[4])
 end
 if ARGV[6] == '1' then redis.call('HSET', KEYS[5], 'expired', 1) end
-redis.call('HINCRBY', KEYS[6], 'webhook_parked', 1)
+park(KEYS[4], KEYS[5], KEYS[6], ARGV[2], ARGV[7])
 return 1
 """
-
 
 def backoff(settings, attempts):
     """Seconds to wait after failed attempt number ``attempts``: drawn between 0 and
@@ -195,7 +193,7 @@ class Sender(threading.Thread):
                                "status": outcome.status, "parked_at": now, "body": body.decode()})
         self.park(keys=self._keys("queue", "attempt", "parked", "stats"),
                   args=[item, parked, outcome.error if attempted else "", now,
-                        int(attempted), int(expired)])
+                        int(attempted), int(expired), self.settings.parked_max])
 
     def _keys(self, *names):
         keys = {"queue": store.queue_key, "attempt": store.attempt_key,

@@ -13,6 +13,8 @@ class Settings:
     connect_timeout: float = 5.0     # seconds to connect (and finish TLS)
     timeout: float = 10.0            # seconds an attempt may take in all, connecting included
     lease: float = 10.0              # seconds the active worker's lease lasts unless renewed
+    queue_max: int = 10_000          # deliveries an endpoint's queue holds (parking.py)
+    parked_max: int = 10_000         # parked deliveries an endpoint keeps (parking.py)
 
     @classmethod
     def from_env(cls):
@@ -23,4 +25,5 @@ class Settings:
                    client_error_retries=get("WEBHOOK_4XX_RETRIES"),
                    connect_timeout=get("WEBHOOK_CONNECT_TIMEOUT"),
                    timeout=get("WEBHOOK_TIMEOUT"),
-                   lease=get("WEBHOOK_LEASE"))  # renewed every round of the loop (~0.5 s)
+                   lease=get("WEBHOOK_LEASE"),  # renewed every round of the loop (~0.5 s)
+                   queue_max=get("WEBHOOK_QUEUE_MAX"), parked_max=get("WEBHOOK_PARKED_MAX"))

@@ -6,7 +6,8 @@
   the head is the one being delivered, removed only once it is delivered or parked;
 - ``…:<id>:attempt``: the head's retry state (item, attempts, next_at, last_error);
 - ``…:<id>:parked``: deliveries given up on (JSON records, oldest first);
-- ``…:<id>:stats``: delivered, failures, parked, last_success_at, last_error, last_error_at.
+- ``…:<id>:stats``: delivered, failures, last_success_at, last_error, last_error_at,
+  overflowed and dropped (parking.py).
 
 The secret is shown once, when the endpoint is made; no read returns it.
 """
@@ -245,6 +246,8 @@ def state(client, endpoint_id, now=None):
         "last_success_at": number("last_success_at", float),
         "last_error": stats.get("last_error"),
         "last_error_at": number("last_error_at", float),
+        "overflowed": number("overflowed") or 0,
+        "dropped": number("dropped") or 0,
     }
 
 

@@ -18,8 +18,9 @@ An endpoint's state: ``pending`` (queued, the one being tried included),
 ``parked``, ``retrying`` (failed attempts of the one at the head),
 ``next_attempt_at``, ``oldest_pending_seconds``, ``delivered``, ``failures``,
 ``last_success_at``, ``last_error``, ``last_error_at``,
-``secret_rotated_until`` (while the previous secret signs too), ``dropped``
-(deliveries not queued because the queue was full; times in UNIX seconds).
+``secret_rotated_until`` (while the previous secret signs too), ``overflowed``
+(parked unqueued: the queue was full), ``dropped`` (parked ones dropped past
+WEBHOOK_PARKED_MAX; times in UNIX seconds).
 """
 import time
 
