@@ -32,6 +32,7 @@ import orjson
 import redis
 
 from app.digests import consumers, store, windows
+from app.stream import groups
 from app.stream.envelope import id_key, with_id
 from app.stream.keys import STREAM
 
@@ -85,6 +86,21 @@ class Collector:
         every so often, entries idle under another consumer (or under us, left
         by a lost connection); then new ones, waiting up to ``block_ms``.
         """
+        try:
+            return self._step(block_ms)
+        except redis.ResponseError as exc:
+            if not groups.missing(exc):
+                raise
+            log.warning("the consumer group is gone (herald:stream recreated?); making it again")
+            self.regroup()
+            return 0
+
+    def regroup(self):
+        """The group is gone with its stream: make it again (from the new stream's start)."""
+        store.ensure_group(self.client)
+        self.backlog_done, self.claimer.cursor = False, "0-0"
+
+    def _step(self, block_ms):
         entries = []
         if not self.backlog_done:
             replies = self.client.xreadgroup(GROUP, self.consumer, {STREAM: "0"}, count=READ_COUNT)

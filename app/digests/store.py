@@ -23,9 +23,9 @@ import secrets
 import time
 
 import orjson
-import redis
 
 from app.digests.schedule import Schedule, ScheduleError, check
+from app.stream import groups
 from app.stream.envelope import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -128,17 +128,13 @@ def _decode(digest_id, raw):
 
 
 def ensure_group(client):
-    """Create the digest worker's consumer group (from now on), unless it exists.
+    """Create the digest worker's consumer group unless it exists: from now on, or, after
+    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py).
 
-    Called when a subscription is made too, so that what is published after
-    it is collected even if the worker has not started yet.
+    Called when a subscription is made too, so that what is published after it is
+    collected even if the worker has not started yet.
     """
-    from app.stream.keys import STREAM
-    try:
-        client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
-    except redis.ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
+    groups.ensure(client, GROUP)
 
 
 class DigestLimit(DigestError):

@@ -9,9 +9,12 @@ under its own name (for its heartbeat).
 import logging
 import time
 
+import redis
+
 from app.digests.collect import Collector
 from app.digests.send import Sender
 from app.redis_client import UNAVAILABLE, Outage
+from app.stream import groups
 
 log = logging.getLogger("herald.digest")
 
@@ -37,7 +40,13 @@ class Worker:
     def tidy(self):
         """Delete stale consumer names; note our own pending count."""
         self.tidy_at = time.monotonic() + TIDY_EVERY
-        self.pending, deleted = self.collector.claimer.forget_stale()
+        try:
+            self.pending, deleted = self.collector.claimer.forget_stale()
+        except redis.ResponseError as exc:
+            if not groups.missing(exc):
+                raise
+            self.collector.regroup()  # the stream was recreated meanwhile
+            return
         if deleted:
             log.info("deleted %d stale digest consumers (nothing pending, idle): %s",
                      len(deleted), ", ".join(deleted))

@@ -64,6 +64,7 @@ SETTINGS = _declare(
     S("WEBHOOK_TIMEOUT", "seconds", 10.0, 0), S("WEBHOOK_BACKOFF_BASE", "seconds", 1.0, 0),
     S("WEBHOOK_BACKOFF_MAX", "seconds", 3600.0, 0), S("WEBHOOK_RETRY_FOR", "seconds", 86400.0, 0),
     S("WEBHOOK_4XX_RETRIES", "whole", 3, 0), S("WEBHOOK_LEASE", "seconds", 10.0, 3, 3600),
+    S("WEBHOOK_QUEUE_MAX", "whole", 10_000, 1), S("WEBHOOK_PARKED_MAX", "whole", 10_000, 1),
     S("DEMO", "flag", False), S("DEMO_INTERVAL", "seconds", 3.0, 0.01),
     # The ZeroMQ bridge
     S("BRIDGE_PULL", "text", "tcp://127.0.0.1:5557"), S("BRIDGE_ROUTER", "text", "tcp://127.0.0.1:5559"),

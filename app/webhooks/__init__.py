@@ -5,7 +5,10 @@
 - ``outbound``: where a webhook may point (http/https only, no loopback,
   private or reserved address unless ``WEBHOOK_ALLOW`` says so), checked at
   registration and again, on the resolved address, at every delivery;
-- ``signing``: the ``Herald-Signature`` header, and how a receiver checks it;
+- ``signing``: the ``Herald-Signature`` header (over the time, the delivery id
+  and the body), and how a receiver checks it;
+- ``rotation``: a new signing secret, the old one signing too for a while;
+- ``parking``: the bounds on an endpoint's queue and parked list;
 - ``post``: one POST to the checked address (timeouts, no redirects);
 - ``dispatch``: ``herald:stream`` (a consumer group) into each matching
   endpoint's queue, acknowledged in the same atomic step;

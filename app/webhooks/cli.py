@@ -1,4 +1,5 @@
-"""``flask --app wsgi webhooks ...``: register, list, delete and retry webhook endpoints."""
+"""``flask --app wsgi webhooks ...``: register, list, delete, retry and rotate the secret of
+webhook endpoints."""
 import click
 from flask.cli import AppGroup
 
@@ -64,3 +65,27 @@ def webhooks_retry(endpoint_id):
     if moved is None:
         fail(f"no webhook {endpoint_id!r} (see `webhooks list`)")
     click.echo(f"requeued {moved} parked deliver{'y' if moved == 1 else 'ies'}")
+
+
+@webhooks.command("rotate")
+@click.argument("endpoint_id")
+@click.option("--secret", help="The new signing secret (default: Herald makes one).")
+@click.option("--overlap", type=float, default=None,
+              help="Seconds the old secret signs too (default 86400; 0: it stops now).")
+def webhooks_rotate(endpoint_id, secret, overlap):
+    """Give ENDPOINT_ID a new signing secret; the old one signs too for a while."""
+    import time
+
+    from app.webhooks import rotation, store
+    try:
+        rotated = on_redis(rotation.rotate, endpoint_id, secret, overlap)
+    except store.WebhookError as exc:
+        fail(str(exc))
+    if rotated is None:
+        fail(f"no webhook {endpoint_id!r} (see `webhooks list`)")
+    click.echo(f"new secret (shown only this once): {rotated['secret']}")
+    if rotated["previous_until"]:
+        until = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(rotated["previous_until"]))
+        click.echo(f"the old secret signs too until {until}")
+    else:
+        click.echo("the old secret no longer signs")

@@ -6,6 +6,8 @@ themselves, so they keep telling the truth when the worker is down:
 
 - ``herald_webhook_deliveries_total{outcome="delivered"|"parked"}``
 - ``herald_webhook_failures_total``: failed attempts (each retried or parked)
+- ``herald_webhook_overflowed_total``, ``herald_webhook_dropped_total``: parked because
+  a queue was full, and parked ones dropped past their bound (parking.py)
 - ``herald_webhook_queue_depth{endpoint}``: deliveries waiting (the one being tried included)
 - ``herald_webhook_retrying{endpoint}``: failed attempts so far of the one at the head
 - ``herald_webhook_oldest_pending_seconds{endpoint}``: since the head was published
@@ -51,6 +53,16 @@ def families(client, workers):
     deliveries.add_metric(["delivered"], figure("webhook_delivered"))
     deliveries.add_metric(["parked"], figure("webhook_parked"))
     yield deliveries
+    overflowed = CounterMetricFamily(
+        "herald_webhook_overflowed",
+        "Webhook deliveries parked without being queued: the queue was full (WEBHOOK_QUEUE_MAX).")
+    overflowed.add_metric([], figure("webhook_overflowed"))
+    yield overflowed
+    dropped = CounterMetricFamily(
+        "herald_webhook_dropped",
+        "Parked webhook deliveries dropped, oldest first, past WEBHOOK_PARKED_MAX.")
+    dropped.add_metric([], figure("webhook_dropped"))
+    yield dropped
     failures = CounterMetricFamily("herald_webhook_failures",
                                    "Webhook attempts that failed (then retried or parked).")
     failures.add_metric([], figure("webhook_failures"))

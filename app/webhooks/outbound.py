@@ -3,8 +3,9 @@
 A webhook URL is ``http://`` or ``https://``, names a host and carries no
 user name or password. Every address its host resolves to must be a public
 one: loopback, private, link-local, multicast, reserved, unspecified,
-shared (100.64/10) and other non-global ranges are refused (IPv4-mapped IPv6
-addresses are judged as the IPv4 address they carry), unless the setting
+shared (100.64/10) and other non-global ranges are refused, and so are IPv6
+addresses that carry such an IPv4 address (IPv4-mapped and -compatible,
+NAT64 64:ff9b::/96, 6to4, Teredo: the packet ends up there), unless the setting
 ``WEBHOOK_ALLOW`` allows them: a comma-separated list of CIDRs
 (``127.0.0.1/32``, ``10.0.0.0/8``, ``fd00::/8``) and host names
 (``hooks.internal``: that host, whatever it resolves to).
@@ -78,21 +79,65 @@ def parse(url):
     return parts.scheme, host, port, target
 
 
+# IPv6 forms that carry an IPv4 address: a packet to one ends up at that IPv4 address (through
+# a 6to4 or Teredo relay, a NAT64 gateway, or a dual stack), so each is judged by it as well.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")       # RFC 6052: translated to the last 32 bits
+COMPATIBLE = ipaddress.ip_network("::/96")         # RFC 4291's deprecated IPv4-compatible form
+
+
 def _judged(address):
+    """The address to judge: an IPv4-mapped or NAT64 address is its IPv4 address (the
+    packet goes to it, whatever the IPv6 address's own class)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+        return ip.ipv4_mapped
+    if ip.version == 6 and ip in NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return ip
 
 
-def refusal(ip):
-    """Why ``ip`` is not a public address, or None when it is."""
+def carried(ip):
+    """``(form, IPv4 address)`` for each IPv4 address the IPv6 address ``ip`` carries."""
+    if ip.version != 6:
+        return []
+    if ip.ipv4_mapped:
+        return [("IPv4-mapped", ip.ipv4_mapped)]
+    if ip in NAT64:
+        return [("NAT64", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))]
+    if ip in COMPATIBLE and int(ip) > 1:  # not :: nor ::1, which are themselves
+        return [("IPv4-compatible", ipaddress.IPv4Address(int(ip)))]
+    if ip.sixtofour:
+        return [("6to4", ip.sixtofour)]
+    if ip.teredo:
+        server, client = ip.teredo
+        return [("Teredo", client), ("Teredo", server)]
+    return []
+
+
+def _class(ip):
     for flag in ("loopback", "unspecified", "link_local", "multicast", "reserved", "private"):
         if getattr(ip, f"is_{flag}"):
             return flag.replace("_", "-")
     if not ip.is_global:
         return "not public"
     return None
+
+
+def refusal(ip):
+    """Why ``ip`` is not a public address (``"loopback"``, or for an IPv6 address that
+    carries a refused IPv4 one ``"6to4 address that carries 127.0.0.1, a loopback"``),
+    or None when it is public."""
+    for form, inner in carried(ip):
+        why = _class(inner)
+        if why:
+            return f"{form} address that carries {inner}, {_a(why)}"
+    if ip.version == 6 and (ip.ipv4_mapped or ip in NAT64):
+        return None  # judged by the public IPv4 address it carries
+    return _class(ip)
+
+
+def _a(word):
+    return ("an " if word[0] in "aeiouAEIOU" else "a ") + word
 
 
 def resolve(host, port, allowed=None):
@@ -107,10 +152,11 @@ def resolve(host, port, allowed=None):
     if host.lower() in hosts:
         return addresses
     for address in addresses:
-        ip = _judged(address)
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
         why = refusal(ip)
-        if why and not any(ip.version == net.version and ip in net for net in networks):
-            raise UrlRefused(f"url: {host} resolves to {ip}, a {why} address; webhooks go "
+        judged = _judged(address)
+        if why and not any(judged.version == net.version and judged in net for net in networks):
+            raise UrlRefused(f"url: {host} resolves to {ip}, {_a(why)} address; webhooks go "
                              "to public addresses only (WEBHOOK_ALLOW lists exceptions)")
     return addresses
 

@@ -31,11 +31,13 @@ import orjson
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
 from app.stream.keys import METRICS_WORKERS
-from app.webhooks import post, signing, store
+from app.webhooks import parking, post, rotation, signing, store
 
 log = logging.getLogger("herald.webhooks")
 
 IDLE = 1.0  # seconds between looks at an empty queue (a queued delivery wakes it at once)
+MAX_EXPONENT = 32  # 2**32 times any base is past any sane backoff_max; never an overflow
+TROUBLE_MAX = 60.0  # seconds: the longest wait after an unexpected error, doubling up to it
 
 # KEYS: endpoint, queue, attempt, stats, worker figures. ARGV: item, now.
 _DONE_LUA = """
@@ -61,12 +63,11 @@ return 1
 
 # KEYS: endpoint, queue, attempt, parked, stats, worker figures. ARGV: item, parked
 # record, error for the stats ("": left as it is), now, "1" when it was an attempt
-# (a failure to count), "1" when parked because its retry period ended.
-_PARK_LUA = """
+# (a failure to count), "1" when parked because its retry period ended, parked max.
+_PARK_LUA = parking.PARK_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('LREM', KEYS[2], 1, ARGV[1])
 redis.call('DEL', KEYS[3])
-redis.call('RPUSH', KEYS[4], ARGV[2])
 if ARGV[5] == '1' then
   redis.call('HINCRBY', KEYS[5], 'failures', 1)
   redis.call('HINCRBY', KEYS[6], 'webhook_failures', 1)
@@ -75,9 +76,16 @@ if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[5], 'last_error', ARGV[3], 'last_error_at', ARGV[4])
 end
 if ARGV[6] == '1' then redis.call('HSET', KEYS[5], 'expired', 1) end
-redis.call('HINCRBY', KEYS[6], 'webhook_parked', 1)
+park(KEYS[4], KEYS[5], KEYS[6], ARGV[2], ARGV[7])
 return 1
 """
+
+def backoff(settings, attempts):
+    """Seconds to wait after failed attempt number ``attempts``: drawn between 0 and
+    ``min(backoff_max, backoff_base * 2**(attempts-1))``, the exponent capped so that no
+    attempt count (it only grows, and survives restarts) overflows a float."""
+    exponent = min(max(attempts - 1, 0), MAX_EXPONENT)
+    return random.uniform(0, min(settings.backoff_max, settings.backoff_base * 2.0 ** exponent))
 
 
 class Sender(threading.Thread):
@@ -92,7 +100,7 @@ class Sender(threading.Thread):
         self.done = client.register_script(_DONE_LUA)
         self.retry = client.register_script(_RETRY_LUA)
         self.park = client.register_script(_PARK_LUA)
-        self.poster = post.Poster(settings.connect_timeout, settings.read_timeout)
+        self.poster = post.Poster(settings.connect_timeout, settings.timeout)
 
     def wake(self):
         self.woken.set()
@@ -102,17 +110,20 @@ class Sender(threading.Thread):
         self.woken.set()
 
     def run(self):
-        backoff = 0.1
+        outage, trouble = 0.1, IDLE
         while not self.stopping:
             try:
                 wait = self.step()
-                backoff = 0.1
+                outage, trouble = 0.1, IDLE
             except UNAVAILABLE as exc:
                 log.warning("webhook %s: Redis unreachable (%s)", self.endpoint_id, exc)
-                wait, backoff = backoff, min(backoff * 2, 2.0)
+                wait, outage = outage, min(outage * 2, 2.0)
             except Exception:
-                log.exception("webhook %s: unexpected error; trying again", self.endpoint_id)
-                wait = IDLE
+                # A bug, not an outage: waits that double (up to a minute), so that a
+                # step failing after its POST does not send the head every second.
+                log.exception("webhook %s: unexpected error; trying again in %.0f s",
+                              self.endpoint_id, trouble)
+                wait, trouble = trouble, min(trouble * 2, TROUBLE_MAX)
             if wait is None:
                 break  # the endpoint was deleted
             if wait:
@@ -155,15 +166,14 @@ class Sender(threading.Thread):
             return 0
         outcome = self.poster.deliver(record["url"], body, {
             "Herald-Delivery": delivery,
-            "Herald-Signature": signing.sign(record["secret"], body)})
+            "Herald-Signature": signing.sign(rotation.signing_secrets(record, now), body, delivery)})
         now = self.clock()
         if outcome.ok:
             self.done(keys=self._keys("queue", "attempt", "stats"), args=[item, now])
             return 0
         attempts += 1
         settings = self.settings
-        delay = random.uniform(0, min(settings.backoff_max,
-                                      settings.backoff_base * 2 ** (attempts - 1)))
+        delay = backoff(settings, attempts)
         give_up = now + delay > deadline or (
             not outcome.transient and attempts > settings.client_error_retries)
         if give_up:
@@ -183,7 +193,7 @@ class Sender(threading.Thread):
                                "status": outcome.status, "parked_at": now, "body": body.decode()})
         self.park(keys=self._keys("queue", "attempt", "parked", "stats"),
                   args=[item, parked, outcome.error if attempted else "", now,
-                        int(attempted), int(expired)])
+                        int(attempted), int(expired), self.settings.parked_max])
 
     def _keys(self, *names):
         keys = {"queue": store.queue_key, "attempt": store.attempt_key,

@@ -10,9 +10,11 @@ class Settings:
     backoff_max: float = 3600.0      # seconds: no retry waits longer
     retry_for: float = 86400.0       # seconds after publishing that a delivery is retried
     client_error_retries: int = 3    # retries of a 4xx (or 3xx) answer before parking
-    connect_timeout: float = 5.0
-    read_timeout: float = 10.0
+    connect_timeout: float = 5.0     # seconds to connect (and finish TLS)
+    timeout: float = 10.0            # seconds an attempt may take in all, connecting included
     lease: float = 10.0              # seconds the active worker's lease lasts unless renewed
+    queue_max: int = 10_000          # deliveries an endpoint's queue holds (parking.py)
+    parked_max: int = 10_000         # parked deliveries an endpoint keeps (parking.py)
 
     @classmethod
     def from_env(cls):
@@ -22,5 +24,6 @@ class Settings:
                    retry_for=get("WEBHOOK_RETRY_FOR"),
                    client_error_retries=get("WEBHOOK_4XX_RETRIES"),
                    connect_timeout=get("WEBHOOK_CONNECT_TIMEOUT"),
-                   read_timeout=get("WEBHOOK_TIMEOUT"),
-                   lease=get("WEBHOOK_LEASE"))  # renewed every round of the loop (~0.5 s)
+                   timeout=get("WEBHOOK_TIMEOUT"),
+                   lease=get("WEBHOOK_LEASE"),  # renewed every round of the loop (~0.5 s)
+                   queue_max=get("WEBHOOK_QUEUE_MAX"), parked_max=get("WEBHOOK_PARKED_MAX"))

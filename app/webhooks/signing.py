@@ -1,12 +1,20 @@
-"""The ``Herald-Signature`` header: ``t=<unix seconds>,v1=<hex HMAC-SHA256>``.
+"""The ``Herald-Signature`` header: ``t=<unix seconds>,v1=<hex HMAC-SHA256>[,v1=…]``.
 
-The HMAC is over ``f"{t}.{body}"`` (the exact bytes POSTed) with the
-endpoint's secret, as Stripe and Svix sign theirs. A receiver recomputes it,
-compares in constant time and refuses a timestamp too far from its clock
-(replays); see docs/webhooks.md for a receiver's snippet.
+Each ``v1`` is the HMAC-SHA256, with one of the endpoint's secrets, of
 
-    >>> header = sign("whsec_x", b'{"id":"1-0"}', 1700000000)
-    >>> verify("whsec_x", b'{"id":"1-0"}', header, now=1700000010)
+    f"{t}.{delivery}.".encode() + body
+
+where ``delivery`` is the ``Herald-Delivery`` header and ``body`` the exact
+bytes POSTed. Signing the delivery id with the body and the time means a
+captured request cannot be re-sent under a new ``Herald-Delivery`` (to slip
+past a receiver's repeat check), nor later than the receiver's tolerance.
+While a secret is being rotated the header carries one ``v1`` per secret
+(the new one first), so a receiver with either verifies. A receiver
+recomputes it, compares in constant time and refuses a timestamp too far
+from its clock; see docs/webhooks.md (and ``herald_client.webhooks.verify``).
+
+    >>> header = sign("whsec_x", b'{"id":"1-0"}', "ab12.1-0", 1700000000)
+    >>> verify("whsec_x", b'{"id":"1-0"}', header, "ab12.1-0", now=1700000010)
     True
 """
 import hashlib
@@ -16,28 +24,30 @@ import time
 TOLERANCE = 300  # seconds a receiver should accept between t and its clock
 
 
-def digest(secret, body, timestamp):
-    message = str(int(timestamp)).encode() + b"." + body
+def digest(secret, body, delivery, timestamp):
+    message = f"{int(timestamp)}.{delivery}.".encode() + body
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
-def sign(secret, body, timestamp=None):
-    """The header value for ``body`` (bytes) signed now (or at ``timestamp``)."""
+def sign(secrets, body, delivery, timestamp=None):
+    """The header value for ``body`` (bytes) of delivery ``delivery`` signed now (or at
+    ``timestamp``) with ``secrets``: one secret, or several (one ``v1`` each, in order)."""
     timestamp = int(time.time() if timestamp is None else timestamp)
-    return f"t={timestamp},v1={digest(secret, body, timestamp)}"
+    secrets = [secrets] if isinstance(secrets, str) else secrets
+    return ",".join([f"t={timestamp}",
+                     *(f"v1={digest(secret, body, delivery, timestamp)}" for secret in secrets)])
 
 
-def verify(secret, body, header, now=None, tolerance=TOLERANCE):
-    """True when ``header`` signs ``body`` with ``secret``, within ``tolerance`` seconds."""
+def verify(secret, body, header, delivery, now=None, tolerance=TOLERANCE):
+    """True when ``header`` signs ``body`` as delivery ``delivery`` with ``secret``,
+    within ``tolerance`` seconds of ``now``."""
     try:
-        parts = dict(item.split("=", 1) for item in header.split(","))
-        timestamp = int(parts["t"])
+        fields = [item.split("=", 1) for item in header.split(",")]
+        timestamp = int(dict(fields)["t"])
     except (ValueError, KeyError):
         return False
     now = time.time() if now is None else now
     if abs(now - timestamp) > tolerance:
         return False
-    expected = digest(secret, body, timestamp)
-    return any(hmac.compare_digest(expected, value)
-               for key, value in (item.split("=", 1) for item in header.split(","))
-               if key == "v1")
+    expected = digest(secret, body, delivery, timestamp)
+    return any(key == "v1" and hmac.compare_digest(expected, value) for key, value in fields)

@@ -6,7 +6,8 @@
   the head is the one being delivered, removed only once it is delivered or parked;
 - ``…:<id>:attempt``: the head's retry state (item, attempts, next_at, last_error);
 - ``…:<id>:parked``: deliveries given up on (JSON records, oldest first);
-- ``…:<id>:stats``: delivered, failures, parked, last_success_at, last_error, last_error_at.
+- ``…:<id>:stats``: delivered, failures, last_success_at, last_error, last_error_at,
+  overflowed and dropped (parking.py).
 
 The secret is shown once, when the endpoint is made; no read returns it.
 """
@@ -16,6 +17,7 @@ import time
 import orjson
 import redis
 
+from app.stream import groups
 from app.stream.envelope import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -79,8 +81,9 @@ def validate(data, allowed=None, partial=False):
     unknown = set(data) - set(CHANGEABLE if partial else FIELDS)
     if unknown:
         name = sorted(unknown)[0]
-        raise WebhookError(f"{name}: " + ("cannot be changed: register the endpoint again"
-                                          if name in FIELDS else "is not a known field"))
+        raise WebhookError(f"{name}: " + (
+            "is changed by rotating it (POST /api/webhooks/ID/rotate)" if name == "secret"
+            else "is not a known field"))
     if not partial:
         for required in ("url", "topics"):
             if required not in data:
@@ -102,28 +105,29 @@ def validate(data, allowed=None, partial=False):
         raise WebhookError("private: must be true or false")
     if partial:
         return clean
-    secret = clean.get("secret")
-    if secret is None:
-        clean["secret"] = "whsec_" + secrets.token_urlsafe(32)
-    elif not (isinstance(secret, str) and SECRET_MIN <= len(secret) <= SECRET_MAX
-              and secret.isascii() and secret.isprintable() and " " not in secret):
-        raise WebhookError(f"secret: must be {SECRET_MIN}-{SECRET_MAX} printable ASCII "
-                           "characters without spaces (or left out: Herald makes one)")
+    clean["secret"] = checked_secret(clean.get("secret"))
     return clean
 
 
-def ensure_group(client):
-    """Create the webhook worker's consumer group (from now on), unless it exists.
+def checked_secret(secret):
+    """``secret`` when it may sign (a new one made when it is None); WebhookError otherwise."""
+    if secret is None:
+        return "whsec_" + secrets.token_urlsafe(32)
+    if not (isinstance(secret, str) and SECRET_MIN <= len(secret) <= SECRET_MAX
+            and secret.isascii() and secret.isprintable() and " " not in secret):
+        raise WebhookError(f"secret: must be {SECRET_MIN}-{SECRET_MAX} printable ASCII "
+                           "characters without spaces (or left out: Herald makes one)")
+    return secret
 
-    Called when an endpoint is made too, so that what is published after it
-    is delivered even if the worker has not started yet.
+
+def ensure_group(client):
+    """Create the webhook worker's consumer group unless it exists: from now on, or, after
+    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py).
+
+    Called when an endpoint is made too, so that what is published after it is
+    delivered even if the worker has not started yet.
     """
-    from app.stream.keys import STREAM
-    try:
-        client.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
-    except redis.ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
+    groups.ensure(client, GROUP)
 
 
 def create(client, data, created_by, allowed=None):
@@ -242,6 +246,8 @@ def state(client, endpoint_id, now=None):
         "last_success_at": number("last_success_at", float),
         "last_error": stats.get("last_error"),
         "last_error_at": number("last_error_at", float),
+        "overflowed": number("overflowed") or 0,
+        "dropped": number("dropped") or 0,
     }
 
 

@@ -36,7 +36,7 @@ class Worker:
     def __init__(self, client, settings, holder=None):
         self.client, self.settings = client, settings
         self.senders = {}
-        self.dispatcher = Dispatcher(client, self._queued)
+        self.dispatcher = Dispatcher(client, self._queued, settings.queue_max, settings.parked_max)
         self.lease = Lease(client, LEASE_KEY, settings.lease, holder)
         self.active = False
         self.said_standby = False

@@ -25,10 +25,10 @@ def publish(redis, count, topic="ops.db", **fields):
     return [bus.publish(topic, f"n{i}", **fields) for i in range(count)]
 
 
-def independent_check(secret, body, header):
+def independent_check(secret, body, header, delivery):
     """The receiver's side, written out as docs/webhooks.md shows it (not Herald's code)."""
     parts = dict(item.split("=", 1) for item in header.split(","))
-    expected = hmac.new(secret.encode(), f"{parts['t']}.".encode() + body,
+    expected = hmac.new(secret.encode(), f"{parts['t']}.{delivery}.".encode() + body,
                         hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, parts["v1"]) and abs(time.time() - int(parts["t"])) < 300
 
@@ -45,8 +45,12 @@ def test_signed_posts_with_stable_delivery_ids(client, admin_token, allow_loopba
     wait_until(lambda: receiver.requests, timeout=10, message="the POST")
     [request] = receiver.requests
     headers, body = request["headers"], request["body"]
-    assert independent_check(endpoint["secret"], body, headers["Herald-Signature"])
-    assert not independent_check("another-secret-of-some-length", body, headers["Herald-Signature"])
+    delivery = headers["Herald-Delivery"]
+    assert independent_check(endpoint["secret"], body, headers["Herald-Signature"], delivery)
+    assert not independent_check("another-secret-of-some-length", body,
+                                 headers["Herald-Signature"], delivery)
+    assert not independent_check(endpoint["secret"], body, headers["Herald-Signature"],
+                                 delivery + "-replayed")
     assert headers["Content-Type"] == "application/json"
     assert headers["User-Agent"].startswith("Herald-Webhooks/")
     assert headers["Herald-Delivery"] == f"{endpoint['id']}.{wanted}"
@@ -287,11 +291,11 @@ def test_after_a_long_outage_the_backlog_is_parked_without_one_attempt_each(
     parked = store.parked(redis, endpoint["id"])
     assert [(p["notification"], p["attempts"]) for p in parked] == \
         [(ids[0], 1)] + [(i, 0) for i in ids[1:]]
-    assert parked[0]["error"] == "timed out"
+    assert parked[0]["error"].startswith("timed out: the attempt may take 2 s (WEBHOOK_TIMEOUT)")
     assert parked[1]["error"] == "not tried: its retry period ended while the endpoint failed"
     assert len(receiver.requests) == 1
     state = store.state(redis, endpoint["id"])
-    assert (state["failures"], state["last_error"]) == (1, "timed out")
+    assert (state["failures"], state["last_error"]) == (1, parked[0]["error"])
 
     receiver.released.set()
     client.post(f"/api/webhooks/{endpoint['id']}/retry",

@@ -17,9 +17,13 @@ def test_the_documented_snippet_verifies_a_real_delivery(client, admin_token, al
     wait_until(lambda: receiver.requests, timeout=10, message="the delivery")
     [request] = receiver.requests
     header, body = request["headers"]["Herald-Signature"], request["body"]
-    assert verify(endpoint["secret"], body, header)
-    assert not verify(endpoint["secret"], body + b" ", header)
-    assert not verify("whsec_another-secret-entirely", body, header)
-    assert not verify(endpoint["secret"], body, "t=nonsense")
-    stale = signing.sign(endpoint["secret"], body, timestamp=1_700_000_000)
-    assert not verify(endpoint["secret"], body, stale)  # a replay from long ago
+    delivery = request["headers"]["Herald-Delivery"]
+    assert verify(endpoint["secret"], body, header, delivery)
+    assert not verify(endpoint["secret"], body + b" ", header, delivery)
+    assert not verify("whsec_another-secret-entirely", body, header, delivery)
+    assert not verify(endpoint["secret"], body, "t=nonsense", delivery)
+    # Replayed at once under a new Herald-Delivery, to get past the receiver's repeat check:
+    assert not verify(endpoint["secret"], body, header, delivery + "0")
+    assert not verify(endpoint["secret"], body, header, f"{endpoint['id']}.1-0")
+    stale = signing.sign(endpoint["secret"], body, delivery, timestamp=1_700_000_000)
+    assert not verify(endpoint["secret"], body, stale, delivery)  # a replay from long ago

@@ -1,7 +1,9 @@
 """``/api/webhooks`` over the real app and Redis: who may, what is refused, what is shown."""
+import time
+
 import pytest
 
-from app.webhooks import store
+from app.webhooks import rotation, store
 from tests.helpers.webhooks import register
 from tests.support import issue_token, sign_in
 
@@ -153,3 +155,36 @@ def test_change_an_endpoint(client, admin, redis, allow_loopback):
                         headers=auth(token)).status_code == 404
     assert client.patch(path, json={"private": False},
                         headers=auth(issue_token(admin[0]))).get_json()["private"] is False
+
+
+def test_rotate_the_secret(client, admin, user, redis, allow_loopback):
+    token = issue_token(admin[0])
+    made = register(client, token, RECEIVER)
+    path = f"/api/webhooks/{made['id']}/rotate"
+    reply = client.post(path, json={}, headers=auth(token))
+    assert reply.status_code == 200
+    rotated = reply.get_json()
+    assert rotated["id"] == made["id"] and rotated["secret"].startswith("whsec_")
+    assert rotated["secret"] != made["secret"]
+    assert 86000 < rotated["previous_until"] - time.time() <= 86400
+    record = store.get(redis, made["id"])
+    assert rotation.signing_secrets(record) == [rotated["secret"], made["secret"]]
+    assert rotation.signing_secrets(record, now=rotated["previous_until"] + 1) == \
+        [rotated["secret"]]
+    shown = client.get(f"/api/webhooks/{made['id']}", headers=auth(token)).get_json()
+    assert made["secret"] not in str(shown) and rotated["secret"] not in str(shown)
+    assert shown["secret_rotated_until"] == rotated["previous_until"]
+
+    own = client.post(path, json={"secret": "my-own-secret-0123", "overlap": 0},
+                      headers=auth(token)).get_json()
+    assert own["secret"] == "my-own-secret-0123" and own["previous_until"] is None
+    assert rotation.signing_secrets(store.get(redis, made["id"])) == ["my-own-secret-0123"]
+    for body, field in (({"overlap": -1}, "overlap"), ({"overlap": "1h"}, "overlap"),
+                        ({"secret": "short"}, "secret"), ({"colour": 1}, "colour"),
+                        ([], "body")):
+        reply = client.post(path, json=body, headers=auth(token))
+        assert reply.status_code == 400, body
+        assert reply.get_json()["field"] == field
+        assert reply.get_json()["error"].startswith(f"{field}: ")
+    assert client.post("/api/webhooks/nope/rotate", json={}, headers=auth(token)).status_code == 404
+    assert client.post(path, json={}, headers=auth(issue_token(user[0]))).status_code == 403

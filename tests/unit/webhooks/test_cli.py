@@ -34,3 +34,17 @@ def test_refusals_are_one_line(runner, redis, monkeypatch):
     assert bad.exit_code == 1 and "Error: topics[0]:" in bad.output
     assert "Traceback" not in refused.output + bad.output
     assert store.list_all(redis) == []
+
+
+def test_rotate(runner, redis, allow_loopback):
+    runner.invoke(args=["webhooks", "create", "http://127.0.0.1:9/hook", "--topic", "ops"])
+    [record] = store.list_all(redis)
+    rotated = runner.invoke(args=["webhooks", "rotate", record["id"], "--overlap", "3600"])
+    assert rotated.exit_code == 0, rotated.output
+    now = store.get(redis, record["id"])
+    assert f"new secret (shown only this once): {now['secret']}" in rotated.output
+    assert "the old secret signs too until" in rotated.output
+    assert (now["previous_secret"], now["secret"] != record["secret"]) == (record["secret"], True)
+    refused = runner.invoke(args=["webhooks", "rotate", record["id"], "--secret", "short"])
+    assert refused.exit_code == 1 and refused.output.count("\n") == 1 and "secret:" in refused.output
+    assert runner.invoke(args=["webhooks", "rotate", "nope"]).exit_code == 1

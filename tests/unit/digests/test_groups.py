@@ -1,0 +1,32 @@
+"""The digest workers' consumer group when ``herald:stream`` is recreated: it starts from
+the beginning of the new stream, so nothing published after the recreate is skipped."""
+from app.digests import store, windows
+from app.digests.collect import Collector
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
+from app.users import accounts
+
+
+def collected(redis, record):
+    return sum(windows.read(redis, record["id"], float(w))[2]
+               for w in redis.zrange(windows.windows_key(record["id"]), 0, -1))
+
+
+def drain(collector):
+    for _ in range(5):
+        collector.step(block_ms=10)
+
+
+def test_what_is_published_after_a_recreate_is_collected(redis):
+    accounts.create_user(redis, "ada", "ada-password", admin=True)
+    record = store.create(redis, "ada", {"email": "ada@example.com", "topics": ["ops"],
+                                          "schedule": "daily@08:00"})
+    bus, collector = Bus(redis), Collector(redis, consumer="digest-a", claim_idle=30)
+    bus.publish("ops.a", "before")
+    drain(collector)
+    assert collected(redis, record) == 1
+    redis.delete(STREAM)
+    for i in range(3):
+        bus.publish("ops.b", f"after {i}")
+    drain(collector)
+    assert collected(redis, record) == 4

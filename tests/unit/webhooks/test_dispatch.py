@@ -1,0 +1,55 @@
+"""The webhook dispatcher's consumer group when ``herald:stream`` is recreated (deleted,
+replaced, lost with Redis' data): it starts from the beginning of the new stream, so what
+is published after the recreate is delivered, and the stream's epoch stays true."""
+from app.stream import history
+from app.stream.keys import STREAM
+from app.stream.publish import Bus
+from app.webhooks import store
+from app.webhooks.dispatch import Dispatcher
+
+
+def queued_ids(redis, endpoint_id):
+    return [item.split(b" ", 1)[0].decode()
+            for item in redis.lrange(store.queue_key(endpoint_id), 0, -1)]
+
+
+def drain(dispatcher):
+    for _ in range(5):  # NOGROUP (the group is remade), then what there is, then nothing
+        dispatcher.step(block_ms=10)
+
+
+def test_what_is_published_after_a_recreate_is_dispatched(redis, allow_loopback):
+    endpoint = store.create(redis, {"url": "http://127.0.0.1:9/", "topics": ["*"]}, "test")
+    bus, dispatcher = Bus(redis), Dispatcher(redis)
+    before = bus.publish("ops.a", "before")
+    drain(dispatcher)
+    redis.delete(STREAM)  # the group goes with it
+    after = [bus.publish("ops.b", f"after {i}") for i in range(3)]  # a new stream, a new epoch
+    drain(dispatcher)
+    assert queued_ids(redis, endpoint["id"]) == [before, *after]
+
+
+def test_a_group_remade_before_the_next_publish_keeps_the_epoch_true(redis, allow_loopback):
+    """The worker remakes the group (and so the stream, empty) before anything is published:
+    the new stream still gets an epoch, so a client's cursor from the old one is refused a
+    replay (``reset``), and what is published next is dispatched."""
+    endpoint = store.create(redis, {"url": "http://127.0.0.1:9/", "topics": ["*"]}, "test")
+    bus, dispatcher = Bus(redis), Dispatcher(redis)
+    old = bus.publish("ops.a", "old")
+    drain(dispatcher)
+    redis.delete(STREAM)
+    drain(dispatcher)  # NOGROUP: remade, on an empty stream
+    new = bus.publish("ops.b", "new")
+    drain(dispatcher)
+    assert queued_ids(redis, endpoint["id"]) == [old, new]
+    assert history.missed_history(redis, old)
+    assert not history.missed_history(redis, new)
+
+
+def test_a_first_endpoint_gets_only_what_is_published_after_it(redis, allow_loopback):
+    bus = Bus(redis)
+    bus.publish("ops.a", "before any endpoint")
+    endpoint = store.create(redis, {"url": "http://127.0.0.1:9/", "topics": ["*"]}, "test")
+    after = bus.publish("ops.b", "after")
+    drain(Dispatcher(redis))
+    assert queued_ids(redis, endpoint["id"]) == [after]
