@@ -15,6 +15,7 @@ what a serving process runs beside them (``wsgi.serve`` starts each). Flask
 views reach them through ``app.extensions`` (``herald.<name>``), set once by
 :func:`install`.
 """
+import logging
 from typing import NamedTuple
 
 import socketio
@@ -37,6 +38,8 @@ from app.stream.publish import Bus
 from app.users import archive_and_snooze
 from app.web.auth.bearer import TokenVerifier
 from app.web.auth.host_tokens import ConfigError, HostTokens
+
+log = logging.getLogger("herald.services")
 
 
 class Services(NamedTuple):
@@ -66,12 +69,20 @@ def async_mode():
 
 
 def host_tokens(config):
-    """The host app's JWT settings, checked: a bad one ends the process naming it."""
+    """The host app's JWT settings, checked: a bad one ends the process naming it.
+    Accepting JWTs without checking their audience and issuer is allowed, with a
+    warning: a token another service's key signed for itself would pass here."""
     try:
-        return HostTokens(config["JWT_SECRET"], config["JWT_PUBLIC_KEY"], config["JWT_AUDIENCE"],
-                          config["JWT_ISSUER"], config["JWT_LEEWAY"])
+        host = HostTokens(config["JWT_SECRET"], config["JWT_PUBLIC_KEY"], config["JWT_AUDIENCE"],
+                          config["JWT_ISSUER"], config["JWT_LEEWAY"], config["JWT_MAX_TTL"])
     except ConfigError as exc:
         raise SystemExit(f"herald: {exc}") from None
+    unset = [name for name in ("JWT_AUDIENCE", "JWT_ISSUER") if not config[name]]
+    if host.enabled and unset:
+        log.warning("host-app tokens are accepted without checking %s: set %s so that "
+                    "a token minted for another service with the same key is refused",
+                    " or ".join(unset), " and ".join(unset))
+    return host
 
 
 def build(config):

@@ -12,14 +12,10 @@
   replay was whole (false after a reset), how many it sent, and the id from
   which the connection is live (a cursor to resume from); also sent, with
   count 0, to a connection without ``last_id``;
-- ``subscribe`` / ``unsubscribe`` with ``{"topics": [...]}``, acknowledged with
-  ``{"ok": true, "topics": [full list]}`` or ``{"ok": false, "error": "..."}``.
-  Subscriptions are the user's (kept in Redis), so every tab of that user, in
-  every web process, follows the change.
-- A connection whose token limits it to some topic prefixes (a host-app
-  token's ``topics`` claim) may change subscriptions only inside them, and
-  joins the rooms of what the user's subscriptions cover inside them;
-  private notifications to its user reach it whatever its limits.
+- ``subscribe`` / ``unsubscribe`` with ``{"topics": [...]}`` (subscribing.py);
+- a connection opened with a host-app token is disconnected by the server
+  when that token expires (its ``exp`` plus JWT_LEEWAY); a client connects
+  again with a fresh token (clients/js/herald.js asks ``getToken`` for one).
 
 The seam between replay and live (seam.py) *holds* the connection before
 the history is read, keeping for it what it delivers meanwhile; after the
@@ -28,12 +24,14 @@ happen in one step with no I/O in between (gevent switches only on I/O), so
 nothing falls between the two and the held ones already replayed are dropped.
 """
 import logging
+import time
 
 import socketio
 
 from app.realtime import per_address, presence, replay, rooms, storm
+from app.realtime.subscribing import Subscribing
 from app.redis_client import UNAVAILABLE
-from app.stream.envelope import EnvelopeError, check_cursor, restrict, within
+from app.stream.envelope import EnvelopeError, check_cursor, restrict
 from app.users import read_state, subscriptions
 from app.web.auth import tokens
 
@@ -43,7 +41,7 @@ Refused = socketio.exceptions.ConnectionRefusedError
 CONNECT_WAIT = 5.0
 
 
-class NotificationsNamespace(socketio.Namespace):
+class NotificationsNamespace(Subscribing, socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
     def __init__(self, client, verifier, max_subscriptions, presence, seam, reads=None,
@@ -94,6 +92,8 @@ class NotificationsNamespace(socketio.Namespace):
         self.presence.opened(name)
         if who.topics is not None:
             self.limits[sid] = who.topics
+        if who.expires is not None:
+            self.server.start_background_task(self._end_at_expiry, sid, who.expires)
         if last_id is None:
             self._go_live(sid, name, topics)
             self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
@@ -162,6 +162,17 @@ class NotificationsNamespace(socketio.Namespace):
             waited += 0.005
         return True
 
+    def _end_at_expiry(self, sid, expires):
+        """Disconnect ``sid`` when its token expires (waking now and then, so a
+        connection that closed earlier frees this task within a minute)."""
+        while sid in self.users:
+            left = expires - time.time()
+            if left <= 0:
+                log.info("disconnecting %s: its token expired", self.users[sid])
+                self.disconnect(sid)
+                return
+            self.server.sleep(min(left, 60.0))
+
     def disconnect_user(self, user):
         """Close every connection of ``user`` in this process (their credentials ended)."""
         for sid in [sid for sid, name in self.users.items() if name == user]:
@@ -195,80 +206,6 @@ class NotificationsNamespace(socketio.Namespace):
         self.enter_room(sid, presence.WATCH_ROOM)
         return {"ok": True, "watching": True,
                 "online": [{"user": p["user"], "since": p["since"]} for p in now]}
-
-    # -- subscriptions -----------------------------------------------------------
-
-    # Handlers take ``*args``: a client may send an event with no payload, or
-    # several; either is answered with an error, never a crashed handler.
-
-    def on_subscribe(self, sid, *args):
-        return self._change(sid, args, adding=True)
-
-    def on_unsubscribe(self, sid, *args):
-        return self._change(sid, args, adding=False)
-
-    def _change(self, sid, args, adding):
-        user = self.users.get(sid)
-        if user is None:
-            return {"ok": False, "error": "not connected"}
-        if len(args) != 1:
-            return {"ok": False, "error": 'payload: must be one object, {"topics": [...]}'}
-        data = args[0]
-        try:
-            topics = subscriptions.parse_topics(data)
-            self._check_limits(sid, topics)
-            if adding:
-                full, changed = subscriptions.add(self.client, user, topics, self.max_subscriptions)
-            else:
-                full, changed = subscriptions.remove(self.client, user, topics)
-        except subscriptions.SubscriptionError as exc:
-            return {"ok": False, "error": str(exc)}
-        except UNAVAILABLE:
-            log.warning("subscription change for %s failed: Redis is unreachable", user)
-            return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
-        # Apply here before acking; other processes follow via herald:control.
-        if changed:
-            self.apply_change(user, changed if adding else [], [] if adding else changed, full)
-        return {"ok": True, "topics": full}
-
-    def _check_limits(self, sid, topics):
-        """Refuse a change outside the prefixes a limited connection's token allows."""
-        limit = self.limits.get(sid)
-        if limit is None:
-            return
-        for topic in topics:
-            if not within(limit, topic):
-                raise subscriptions.SubscriptionError(
-                    f"topics: {topic!r} is outside what this connection's token allows "
-                    f"({', '.join(limit)})")
-
-    def apply_change(self, user, added, removed, full=None):
-        """Move this process's connections of ``user`` into/out of topic rooms.
-
-        ``full`` is the user's whole list after the change (None when the
-        announcement lacked it): a limited connection's rooms are what that
-        list covers inside its limits.
-        """
-        sids = rooms.connections_of(self.server, user)
-        free = [sid for sid in sids if sid not in self.limits]
-        rooms.join_topics(self.server, free, added)
-        rooms.leave_topics(self.server, free, removed)
-        for sid in sids:
-            limit = self.limits.get(sid)
-            if limit is not None:
-                self._move_limited(sid, limit, added, removed, full)
-        self.seam.update_held(user, added, removed, full)
-
-    def _move_limited(self, sid, limit, added, removed, full):
-        before = self.joined.get(sid, [])
-        if full is not None:
-            now = restrict(full, limit)
-        else:
-            gone = set(restrict(removed, limit))
-            now = sorted(set(before) - gone | set(restrict(added, limit)))
-        rooms.join_topics(self.server, [sid], [t for t in now if t not in before])
-        rooms.leave_topics(self.server, [sid], [t for t in before if t not in now])
-        self.joined[sid] = now
 
     # -- read state ----------------------------------------------------------------
 

@@ -45,6 +45,7 @@ SETTINGS = _declare(
     S("STREAM_TOKEN_TTL", "whole", 120), S("SOCKETIO_ORIGINS", "list", ()),
     S("JWT_SECRET", "text", ""), S("JWT_PUBLIC_KEY", "text", ""), S("JWT_AUDIENCE", "text", ""),
     S("JWT_ISSUER", "text", ""), S("JWT_LEEWAY", "whole", 5),
+    S("JWT_MAX_TTL", "whole", 86400, 1, 366 * 86400),
     S("SESSION_COOKIE_SECURE", "flag", None), S("SESSION_LIFETIME", "whole", 12 * 3600),
     S("METRICS_TOKEN", "text", ""), S("TRUSTED_PROXIES", "whole", 0),
     S("ALLOWED_HOSTS", "list", ()),

@@ -12,6 +12,9 @@ Socket.IO connection). Past history, a ``reset`` event. After the replay, a
 (``: heartbeat``) every SSE_HEARTBEAT seconds keep proxies from closing a
 quiet stream.
 
+A stream opened with a host-app token (or a stream token made from one) ends
+with an ``expired`` event when that token expires.
+
 Credentials: ``Authorization: Bearer`` (Herald's token or the host app's JWT),
 or for ``EventSource``, which cannot send headers, ``?token=`` with a stream
 token from ``POST /api/stream-token`` (short-lived, good for nothing else;
@@ -21,6 +24,7 @@ import functools
 import logging
 import queue
 import random
+import time
 
 import orjson
 from flask import Response, current_app, jsonify, request
@@ -30,7 +34,7 @@ from app.realtime.per_address import RETRY_TOO_MANY, TooMany
 from app.realtime.storm import BUSY, Busy
 from app.realtime.streams import END, Stream
 from app.redis_client import UNAVAILABLE
-from app.stream.envelope import EnvelopeError, check_cursor, restrict
+from app.stream.envelope import EnvelopeError, check_cursor, id_key, restrict
 from app.users import accounts, subscriptions
 from app.web import extensions
 from app.web.api import access
@@ -39,6 +43,8 @@ from app.web.auth import stream_tokens, tokens
 from app.web.auth.guards import Unauthorized, identify
 
 log = logging.getLogger(__name__)
+EXPIRED = ("the token this stream was opened with has expired; open it again with a "
+           "fresh one (with Last-Event-ID, nothing is missed)")
 
 
 def event(name, payload):
@@ -76,7 +82,8 @@ def stream_token(who):
         user = accounts.get_user(extensions.redis(), who.name)
         key = user["token_key"]
     token = stream_tokens.issue(current_app.config["SECRET_KEY"], who, key)
-    return jsonify(token=token, expires_in=current_app.config["STREAM_TOKEN_TTL"])
+    return jsonify(token=token, expires_in=stream_tokens.lifetime(
+        who, current_app.config["STREAM_TOKEN_TTL"]))
 
 
 @bp.get("/api/stream")
@@ -130,7 +137,8 @@ def _open(who, last_id, admission):
     else:
         seam.hold(opened.key, who.name, topics, who.topics)
     pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
-    body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause)
+    body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause,
+                   who.expires)
     return Response(body,
                     mimetype="text/event-stream",
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
@@ -149,10 +157,12 @@ def _busy(busy):
 
 
 def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
-            pause=lambda: None):
+            pause=lambda: None, expires=None):
     """The response body: the replay (or where it went live), then live events.
     A replay waits for its ``turn`` (a bounded number run at once) and calls
-    ``pause()`` between steps (other greenlets run: the relay, other replays)."""
+    ``pause()`` between steps (other greenlets run: the relay, other replays).
+    At ``expires`` (the credential's end, UNIX seconds) an ``expired`` event
+    ends the stream, and nothing published after it is sent."""
     key = opened.key
     try:
         yield b"retry: 2000\n\n"
@@ -167,16 +177,23 @@ def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
             if not ready:
                 return  # waited too long for its turn: the client comes back with Last-Event-ID
         while True:
+            left = heartbeat if expires is None else expires - time.time()
+            if left <= 0:
+                yield event(b"expired", {"message": EXPIRED})
+                log.info("stream of %s ended: its token expired", opened.user)
+                return
             try:
-                item = opened.queue.get(timeout=heartbeat)
+                item = opened.queue.get(timeout=min(heartbeat, left))
             except queue.Empty:
-                yield b": heartbeat\n\n"
+                if left >= heartbeat:  # a quiet while, not the expiry
+                    yield b": heartbeat\n\n"
                 continue
             # Whatever else is queued goes out in the same write: a busy stream
             # costs one write per wake-up, not one per notification.
             chunk = []
             while item is not END:
-                chunk.append(notification(*item))
+                if expires is None or id_key(item[0])[0] <= expires * 1000:
+                    chunk.append(notification(*item))
                 try:
                     item = opened.queue.get_nowait()
                 except queue.Empty:

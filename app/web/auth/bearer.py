@@ -23,13 +23,16 @@ class Identity(NamedTuple):
 
     ``kind`` is "session", "token" (Herald's), "jwt" (the host app's) or
     "apikey"; ``topics`` the only prefixes the caller may subscribe to and
-    read (None: no limit; only host-app tokens set it).
+    read (None: no limit; only host-app tokens set it); ``expires`` when the
+    credential stops being accepted (UNIX seconds; host-app tokens only): a
+    connection or event stream opened with it ends then.
     """
 
     name: str
     admin: bool
     kind: str
     topics: list | None = None
+    expires: float | None = None
 
 
 class TokenVerifier:
@@ -47,7 +50,7 @@ class TokenVerifier:
             raise tokens.TokenError("token is missing")
         if host_tokens.looks_like_jwt(token):
             user = self.host.verify(token)
-            return Identity(user.name, False, "jwt", user.topics)
+            return Identity(user.name, False, "jwt", user.topics, user.expires)
         name, key = tokens.verify(self.secret_key, token, self.token_ttl)
         user = accounts.get_user(self.client, name)
         tokens.check_user(user, key)

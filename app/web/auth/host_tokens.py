@@ -5,7 +5,9 @@ JWT for the signed-in user and hands it to the page; Herald accepts it
 wherever it accepts one of its own tokens. Claims:
 
 - ``sub``: the user (the name that private notifications address);
-- ``exp``: required, a token without it is refused;
+- ``exp``: required, a token without it is refused, and so is one whose
+  ``exp`` is more than ``JWT_MAX_TTL`` seconds away; a connection or event
+  stream opened with the token ends when it expires;
 - ``aud`` / ``iss``: checked when ``JWT_AUDIENCE`` / ``JWT_ISSUER`` are set;
 - ``topics``: optional, the only topic prefixes this connection may
   subscribe to and read (a capability token).
@@ -16,12 +18,15 @@ those configured, and each is checked with its own key only, so an RS256
 public key can never be used as an HS256 secret (the classic algorithm
 confusion), and ``alg: none`` never passes.
 """
+import json
+import time
 from pathlib import Path
 from typing import NamedTuple
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from jwt.utils import base64url_decode
 
 from app.stream.envelope import USERNAME_RE, USERNAME_RULE, EnvelopeError, check_topic_list
 from app.web.auth.tokens import TokenError
@@ -31,10 +36,12 @@ MAX_TOPICS = 100
 
 
 class HostUser(NamedTuple):
-    """Who a host-app token speaks for, and the prefixes it is limited to (None: any)."""
+    """Who a host-app token speaks for, the prefixes it is limited to (None: any),
+    and when Herald stops accepting it (its ``exp`` plus JWT_LEEWAY, UNIX seconds)."""
 
     name: str
     topics: list | None
+    expires: float | None = None
 
 
 class ConfigError(ValueError):
@@ -42,15 +49,19 @@ class ConfigError(ValueError):
 
 
 def looks_like_jwt(token):
-    """True when ``token`` is shaped like a JWT (a JSON header naming ``alg``).
+    """True when ``token`` is shaped like a JWT: its first part is a JSON object
+    naming ``alg``. Only that part is looked at, so a JWT whose payload or
+    header fields are bad is still checked as a JWT, and refused with its reason.
 
     Herald's own tokens (itsdangerous) also have three dot-separated parts,
     but their first part carries no ``alg``.
     """
+    head = token.split(".", 1)[0] if isinstance(token, str) else ""
     try:
-        return "alg" in jwt.get_unverified_header(token)
-    except (jwt.DecodeError, TypeError, ValueError):
+        header = json.loads(base64url_decode(head.encode("ascii")))
+    except ValueError:  # not ASCII, not base64, not JSON (binascii.Error is one)
         return False
+    return isinstance(header, dict) and "alg" in header
 
 
 def _load_public_key(path):
@@ -80,7 +91,8 @@ class HostTokens:
         user = tokens.verify(token)   # HostUser, or TokenError with the reason
     """
 
-    def __init__(self, secret="", public_key_path="", audience="", issuer="", leeway=0):
+    def __init__(self, secret="", public_key_path="", audience="", issuer="", leeway=0,
+                 max_ttl=86400):
         self.keys = {}  # algorithm -> the one key that checks it
         if secret:
             if len(secret.encode()) < MIN_SECRET_BYTES:
@@ -93,6 +105,7 @@ class HostTokens:
         self.audience = audience or None
         self.issuer = issuer or None
         self.leeway = leeway
+        self.max_ttl = max_ttl  # seconds: an 'exp' further away is refused (JWT_MAX_TTL)
 
     @property
     def enabled(self):
@@ -109,9 +122,11 @@ class HostTokens:
                              "(set JWT_SECRET or JWT_PUBLIC_KEY)")
         try:
             algorithm = jwt.get_unverified_header(token).get("alg")
-        except jwt.DecodeError:
-            raise TokenError("token is not a well-formed JWT") from None
-        if not isinstance(algorithm, str) or algorithm.lower() == "none":
+        except jwt.PyJWTError as exc:  # bad base64 or JSON, a 'crit' or 'kid' refused...
+            raise TokenError(f"token is not a well-formed JWT: {exc}") from None
+        if not isinstance(algorithm, str):
+            raise TokenError("token's 'alg' header must be a string naming the algorithm")
+        if algorithm.lower() == "none":
             raise TokenError("token is unsigned (alg 'none'), which is never accepted")
         key = self.keys.get(algorithm)
         if key is None:
@@ -139,9 +154,31 @@ class HostTokens:
             raise TokenError(f"token issuer is not {self.issuer!r} (JWT_ISSUER)") from None
         except jwt.ImmatureSignatureError:
             raise TokenError("token is not valid yet (its 'nbf' or 'iat' is in the future)") from None
-        except jwt.InvalidTokenError as exc:
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:  # every other refusal, named
             raise TokenError(f"token is invalid: {exc}") from None
-        return HostUser(_subject(claims), _topics(claims))
+        _check_types(claims)
+        self._check_lifetime(claims["exp"])
+        return HostUser(_subject(claims), _topics(claims), claims["exp"] + self.leeway)
+
+    def _check_lifetime(self, exp):
+        """Refuse a token that lives longer than JWT_MAX_TTL from now: a leaked
+        token must not be good for a year, whatever its minter chose."""
+        away = exp - time.time()
+        if away > self.max_ttl + self.leeway:
+            raise TokenError(f"token's 'exp' is {int(away)} s away, more than the "
+                             f"{self.max_ttl} s Herald accepts (JWT_MAX_TTL)")
+
+
+def _check_types(claims):
+    """Claims Herald does not check when unconfigured must still be what the JWT
+    standard says (RFC 7519 4.1): a token whose ``iss`` or ``aud`` is of the
+    wrong type is malformed, whether or not JWT_ISSUER / JWT_AUDIENCE are set."""
+    if "iss" in claims and not isinstance(claims["iss"], str):
+        raise TokenError("token's 'iss' claim must be a string")
+    aud = claims.get("aud", "")
+    if not isinstance(aud, str) and not (
+            isinstance(aud, list) and all(isinstance(a, str) for a in aud)):
+        raise TokenError("token's 'aud' claim must be a string or a list of strings")
 
 
 def _subject(claims):

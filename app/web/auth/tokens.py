@@ -7,7 +7,7 @@ user's tokens stop working at once, and so do all of a user's tokens when
 the key is replaced (``flask --app wsgi users revoke-tokens NAME``), or when
 a user of the same name is created anew.
 """
-from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
 
 SALT = "herald.token.v1"
 
@@ -34,7 +34,7 @@ def verify(secret, token, max_age):
         payload = _serializer(secret).loads(token, max_age=max_age)
     except SignatureExpired:
         raise TokenError("token has expired") from None
-    except BadSignature:
+    except BadData:  # a bad signature, timestamp or payload
         raise TokenError("token is invalid") from None
     if (not isinstance(payload, dict) or not isinstance(payload.get("u"), str)
             or not isinstance(payload.get("k", ""), str)):

@@ -31,11 +31,11 @@ def ec_keys(tmp_path_factory):
 
 
 def test_hs256_rs256_and_es256_tokens_are_accepted(rsa_keys, ec_keys):
-    assert HostTokens(SECRET).verify(host_token("carol")) == ("carol", None)
+    assert HostTokens(SECRET).verify(host_token("carol"))[:2] == ("carol", None)
     assert HostTokens(public_key_path=rsa_keys[1]).verify(
-        host_token("dan", rsa_keys[0], "RS256")) == ("dan", None)
+        host_token("dan", rsa_keys[0], "RS256"))[:2] == ("dan", None)
     assert HostTokens(public_key_path=ec_keys[1]).verify(
-        host_token("eve", ec_keys[0], "ES256")) == ("eve", None)
+        host_token("eve", ec_keys[0], "ES256"))[:2] == ("eve", None)
 
 
 def test_a_topics_claim_is_the_connections_limit():
@@ -127,3 +127,28 @@ def test_a_file_that_is_not_a_public_key_is_refused(tmp_path):
     path.write_text("not a key")
     with pytest.raises(ConfigError, match="is not a PEM public key"):
         HostTokens(public_key_path=str(path))
+
+
+def test_a_token_living_longer_than_jwt_max_ttl_is_refused():
+    tokens = HostTokens(SECRET, max_ttl=3600, leeway=5)
+    assert tokens.verify(host_token("carol", ttl=3600)).name == "carol"
+    with pytest.raises(TokenError, match=r"'exp' is \d+ s away, more than the 3600 s .*JWT_MAX_TTL"):
+        tokens.verify(host_token("carol", ttl=3600 + 60))
+
+
+def test_the_expiry_herald_keeps_is_exp_plus_the_leeway():
+    token = host_token("carol", ttl=600)
+    exp = jwt.decode(token, options={"verify_signature": False})["exp"]
+    assert HostTokens(SECRET, leeway=5).verify(token).expires == exp + 5
+
+
+def test_accepting_jwts_without_audience_or_issuer_warns_at_start(caplog):
+    from app.services import host_tokens as from_config
+    config = {"JWT_SECRET": SECRET, "JWT_PUBLIC_KEY": "", "JWT_AUDIENCE": "herald",
+              "JWT_ISSUER": "", "JWT_LEEWAY": 5, "JWT_MAX_TTL": 86400}
+    with caplog.at_level("WARNING", logger="herald.services"):
+        from_config(config)
+        from_config({**config, "JWT_ISSUER": "the-host-app"})
+        from_config({**config, "JWT_SECRET": "", "JWT_AUDIENCE": ""})  # JWTs off: no warning
+    warnings = [r.getMessage() for r in caplog.records if r.name == "herald.services"]
+    assert len(warnings) == 1 and "without checking JWT_ISSUER" in warnings[0], warnings
