@@ -33,7 +33,7 @@ from app.realtime.subscribing import Subscribing
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError, check_cursor, restrict
 from app.users import read_state, subscriptions
-from app.web.auth import tokens
+from app.web.auth import scope, tokens
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.admission = admission  # a storm.Admission (connect rate, replay turns), or None
         self.users = {}  # sid -> user name, for this process's connections
         self.addresses = {}  # sid -> the client address its session is counted under
+        self.admins = set()  # the sids of admins' connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
         self.presence = presence  # an app.realtime.presence.Presence: who is online
@@ -89,6 +90,8 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         turn = storm.turn_or_refuse(self.admission) if last_id is not None else None
         self.addresses[sid] = address
         self.users[sid] = name
+        if who.admin:
+            self.admins.add(sid)
         self.presence.opened(name)
         if who.topics is not None:
             self.limits[sid] = who.topics
@@ -146,6 +149,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             return  # gone already
         eio_sid = self.server.manager.eio_sid_from_sid(sid, self.namespace)
         self.presence.closed(self.users.pop(sid))
+        self.admins.discard(sid)
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
         if eio_sid is not None:
@@ -183,6 +187,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         name = self.users.pop(sid, None)
         if name is not None:
             self.presence.closed(name)
+        self.admins.discard(sid)
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
         self.seam.forget(sid)
@@ -191,9 +196,13 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
 
     def on_presence(self, sid, *args):
         """``presence`` ``{"watch": true|false}``: start (or stop) getting ``presence``
-        events ``{"user", "online", "at"}``; acknowledged with who is online now."""
+        events ``{"user", "online", "at"}``; acknowledged with who is online now.
+        Admins only (the operations page): presence of everyone is theirs to see."""
         if sid not in self.users:
             return {"ok": False, "error": "not connected"}
+        if sid not in self.admins:
+            return {"ok": False, "error": "presence events are for admins; GET /api/presence "
+                                          "lists who shares a topic with you"}
         if len(args) != 1 or not isinstance(args[0], dict) or not isinstance(args[0].get("watch"), bool):
             return {"ok": False, "error": 'payload: must be {"watch": true} or {"watch": false}'}
         if not args[0]["watch"]:
@@ -217,7 +226,10 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         if len(args) != 1:
             return {"ok": False, "error": 'payload: must be one object, {"ids": [...]} and/or {"upto": id}'}
         try:
+            scope.check_read(self.client, user, self.limits.get(sid), args[0])
             state = self.reads.mark(user, args[0])
+        except scope.OutOfScope as exc:
+            return {"ok": False, "error": str(exc)}
         except read_state.ReadStateError as exc:
             return {"ok": False, "error": str(exc)}
         except UNAVAILABLE:

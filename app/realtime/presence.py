@@ -33,7 +33,9 @@ import orjson
 
 from app.redis_client import UNAVAILABLE
 from app.stream import control
+from app.stream.envelope import topic_matches
 from app.stream.keys import CONTROL
+from app.users import subscriptions
 
 log = logging.getLogger("herald.presence")
 
@@ -192,6 +194,23 @@ def online(client):
             counts[user.decode()] += int(n)
     return [{"user": user, "since": since[user], "connections": counts.get(user, 0)}
             for user in sorted(since)]
+
+
+def shared_with(client, online_now, caller, topics):
+    """The part of ``online_now`` (as :func:`online` gives it) that ``caller``, who may
+    see ``topics`` (their subscriptions, or a limited token's topics), may know of:
+    themselves, and every user subscribed to a topic that overlaps one of ``topics``
+    (one prefix inside the other; ``*`` overlaps all). Admins see everyone instead."""
+    others = [p["user"] for p in online_now if p["user"] != caller]
+    with client.pipeline(transaction=False) as pipe:
+        for user in others:
+            pipe.smembers(subscriptions.key(user))
+        theirs = dict(zip(others, pipe.execute(), strict=True))
+
+    def overlaps(prefixes):
+        return any(topic_matches(a, b) or topic_matches(b, a)
+                   for a in topics for b in (p.decode() for p in prefixes))
+    return [p for p in online_now if p["user"] == caller or overlaps(theirs[p["user"]])]
 
 
 def by_process(client):

@@ -48,7 +48,8 @@ class SubscriptionError(ValueError):
     """A subscribe or unsubscribe request was malformed; the message says how."""
 
 
-def _key(user):
+def key(user):
+    """The Redis set of ``user``'s subscriptions."""
     return f"herald:subs:{user}"
 
 
@@ -64,7 +65,7 @@ def parse_topics(payload):
 
 def list_topics(client, user):
     """The user's subscriptions, sorted."""
-    return sorted(t.decode() for t in client.smembers(_key(user)))
+    return sorted(t.decode() for t in client.smembers(key(user)))
 
 
 def _change(client, user, action, topics, limit=0):
@@ -72,7 +73,7 @@ def _change(client, user, action, topics, limit=0):
         return list_topics(client, user), []
     try:
         changed, full = client.register_script(_CHANGE_LUA)(
-            keys=[_key(user), CONTROL], args=[action, limit, user, *topics])
+            keys=[key(user), CONTROL], args=[action, limit, user, *topics])
     except redis.ResponseError as exc:
         if str(exc) == "LIMIT":
             raise SubscriptionError(f"topics: at most {limit} subscriptions per user") from None

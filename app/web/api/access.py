@@ -33,8 +33,19 @@ def _guard(allowed, refusal):
 
 
 def users(refusal="an API key publishes; read with a user's token"):
-    """Signed-in users and token holders, not API keys."""
+    """Signed-in users and token holders, not API keys. A token limited to some
+    topics passes: the view narrows what it reads and does (app/web/auth/scope.py)."""
     return _guard(lambda who: who.kind != "apikey", refusal)
+
+
+LIMITED = ("this token is limited to some topics (its 'topics' claim), and this is an "
+           "account-wide change or read; use a full token or a signed-in session")
+
+
+def account(refusal=LIMITED):
+    """Account-wide reads and changes: signed-in users and full tokens; neither API
+    keys nor tokens limited to some topics (docs/contract.md, capabilities)."""
+    return _guard(lambda who: who.kind != "apikey" and who.topics is None, refusal)
 
 
 def admins(refusal):

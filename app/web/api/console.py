@@ -1,7 +1,9 @@
 """``/api/presence`` (who is online) and ``/api/ops/status`` (the operations console's data).
 
     GET /api/presence     -> {"online": [{"user", "since", "connections"}], "count": N}
-                             any caller: a user's token or session, an admin, an API key
+                             admins: everyone online; other users: themselves and those
+                             who share a topic with them (a topic-limited token: with its
+                             topics); API keys: refused
     GET /api/ops/status   -> everything the console shows (app/ops/console.py); admins only
 
 Times are UNIX seconds, except ``since`` (milliseconds, like notification ids).
@@ -11,17 +13,22 @@ from flask import current_app, jsonify
 from app.ops import console, metrics
 from app.realtime import presence
 from app.redis_client import UNAVAILABLE
+from app.users import subscriptions
 from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
-from app.web.auth.guards import identify
 
 
 @bp.get("/api/presence")
-def who_is_online():
-    identify()  # 401 for nobody
+@access.users()
+def who_is_online(who):
+    client = extensions.redis()
     try:
-        online = presence.online(extensions.redis())
+        online = presence.online(client)
+        if not who.admin:
+            topics = who.topics if who.topics is not None else \
+                subscriptions.list_topics(client, who.name)
+            online = presence.shared_with(client, online, who.name, topics)
     except UNAVAILABLE:
         return jsonify(error="Redis is unreachable; try again"), 503
     return jsonify(online=online, count=len(online))

@@ -7,6 +7,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from app.redis_client import UNAVAILABLE
 from app.stream.publish import BusUnavailable
 from app.web.api.blueprint import bp
+from app.web.auth import scope
 from app.web.auth.guards import Unauthorized, session_user
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,12 @@ def http_error(exc):
 @bp.errorhandler(Unauthorized)
 def unauthorized(exc):
     return jsonify(error=str(exc)), 401, {"WWW-Authenticate": "Bearer"}
+
+
+@bp.errorhandler(scope.OutOfScope)
+def out_of_scope(exc):
+    """A topic-limited token reaching past its topics (app/web/auth/scope.py)."""
+    return jsonify(error=str(exc), field=exc.field), 403
 
 
 @bp.errorhandler(BusUnavailable)

@@ -22,6 +22,7 @@ from app.users import archive_and_snooze, preferences, read_state, subscriptions
 from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
+from app.web.auth import scope
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -125,8 +126,15 @@ def get_notification(who, entry_id):
 @bp.get("/api/notification-state")
 @access.users()
 def get_state(who):
-    """``{"archived": [ids], "snoozed": {id: until_ms}}``: what the caller set aside."""
-    return jsonify(archive_and_snooze.get(extensions.redis(), who.name))
+    """``{"archived": [ids], "snoozed": {id: until_ms}}``: what the caller set aside
+    (a topic-limited token: of the notifications it may see)."""
+    client = extensions.redis()
+    state = archive_and_snooze.get(client, who.name)
+    if who.topics is not None:
+        state["archived"] = scope.visible(client, who.name, who.topics, state["archived"])
+        kept = set(scope.visible(client, who.name, who.topics, state["snoozed"]))
+        state["snoozed"] = {i: t for i, t in state["snoozed"].items() if i in kept}
+    return jsonify(state)
 
 
 @bp.post("/api/notification-state")
@@ -142,6 +150,10 @@ def change_state(who):
             f'{{"{a}": ...}}' for a in actions), field="body"), 400
     (action, value), = body.items()
     client = extensions.redis()
+    if who.topics is not None:  # only ids it may see (a bad shape is the 400 below)
+        chosen = value.get("id") if action == "snooze" and isinstance(value, dict) else value
+        scope.check(client, who.name, who.topics,
+                    chosen if isinstance(chosen, list) else [chosen], action)
     try:
         if action in ("archive", "unarchive"):
             change = archive_and_snooze.archive(client, who.name, value, archived=action == "archive")
@@ -158,14 +170,14 @@ def change_state(who):
 
 
 @bp.get("/api/preferences")
-@access.users()
+@access.account()
 def get_preferences(who):
     """How the caller wants to be told (see app/users/preferences.py)."""
     return jsonify(preferences.get(extensions.redis(), who.name))
 
 
 @bp.put("/api/preferences")
-@access.users()
+@access.account()
 def put_preferences(who):
     """Replace the caller's preferences; their email digests follow at once."""
     try:

@@ -12,6 +12,7 @@ from app.users import read_state
 from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
+from app.web.auth import scope
 
 log = logging.getLogger("herald.api")
 
@@ -86,16 +87,24 @@ def _idempotency_key(who):
 @bp.get("/api/read-state")
 @access.users()
 def get_read_state(who):
-    """``{"upto": ID or null, "ids": [...]}``: what the caller has read."""
-    return jsonify(read_state.get(extensions.redis(), who.name))
+    """``{"upto": ID or null, "ids": [...]}``: what the caller has read (a
+    topic-limited token: its ids narrowed to the notifications it may see)."""
+    client = extensions.redis()
+    state = read_state.get(client, who.name)
+    for field in ("ids", "unread"):
+        state[field] = scope.visible(client, who.name, who.topics, state[field])
+    return jsonify(state)
 
 
 @bp.post("/api/read-state")
 @access.users()
 def mark_read(who):
-    """Mark read: ``{"ids": [...]}`` and/or ``{"upto": ID}``; every tab is told."""
+    """Mark read: ``{"ids": [...]}`` and/or ``{"upto": ID}``; every tab is told.
+    A topic-limited token marks ids it may see only, and never ``upto``."""
+    body = request.get_json(silent=True)
+    scope.check_read(extensions.redis(), who.name, who.topics, body)
     try:
-        change = read_state.mark(extensions.redis(), who.name, request.get_json(silent=True))
+        change = read_state.mark(extensions.redis(), who.name, body)
     except read_state.ReadStateError as exc:
         return jsonify(error=str(exc)), 400
     return jsonify(change)

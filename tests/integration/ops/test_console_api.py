@@ -26,7 +26,9 @@ def test_readyz_fails_while_a_required_role_has_no_live_heartbeat(redis_server, 
 
 
 def test_presence_follows_connections_and_watchers_hear_joins_and_leaves(redis_server, redis,
-                                                                         tmp_path, user):
+                                                                         tmp_path, admin):
+    """Presence events are for admins (ada here); carol is a plain user."""
+    user = admin
     accounts.create_user(redis, "carol", "carol-password-1")
     server = LiveServer(redis_server.url, tmp_path)
     server.start()
@@ -43,6 +45,8 @@ def test_presence_follows_connections_and_watchers_hear_joins_and_leaves(redis_s
         assert ack["ok"] and [p["user"] for p in ack["online"]] == [user[0]]
         carol = Listener(server, server.token("carol", "carol-password-1"))
         listeners.append(carol)
+        refused = carol.call("presence", {"watch": True})
+        assert refused["ok"] is False and "for admins" in refused["error"]
         wait_until(lambda: [(e["user"], e["online"]) for e in events] == [("carol", True)], timeout=10,
                    message="carol joining")
         assert online(server, token) == sorted(["carol", user[0]])

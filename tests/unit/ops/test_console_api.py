@@ -2,12 +2,18 @@
 import time
 
 import orjson
+import pytest
 
+from app import create_app
 from app.digests import store as digest_store
 from app.ops import heartbeats
 from app.realtime.presence import Presence
+from app.settings import TestConfig
 from app.stream.publish import Bus
+from app.users import accounts, subscriptions
+from tests.helpers.keys import SECRET
 from tests.support import sign_in
+from tests.unit.web.api.helpers import bearer, jwt_bearer
 
 
 def beat(redis, role, instance, age, **details):
@@ -44,7 +50,7 @@ def test_the_status_shows_live_and_missing_workers_queues_and_presence(client, r
     assert redis.hget(heartbeats.BEATS, "digest/old:5") is None
 
 
-def test_the_status_is_for_admins_and_presence_for_any_caller(client, redis, user, api_key):
+def test_the_status_is_for_admins_and_presence_for_users(client, redis, user, api_key):
     assert client.get("/api/ops/status").status_code == 401
     assert client.get("/api/presence").status_code == 401
     sign_in(client, *user)
@@ -52,7 +58,39 @@ def test_the_status_is_for_admins_and_presence_for_any_caller(client, redis, use
     reply = client.get("/api/presence")
     assert reply.status_code == 200 and reply.get_json() == {"online": [], "count": 0}
     with_key = client.get("/api/presence", headers={"Authorization": f"Bearer {api_key}"})
-    assert with_key.status_code == 200
+    assert with_key.status_code == 403
+
+
+@pytest.fixture(scope="module")
+def jwt_app(redis_server):
+    return create_app(TestConfig(redis_server.url, JWT_SECRET=SECRET))
+
+
+def test_presence_shows_admins_everyone_and_others_who_shares_their_topics(jwt_app, redis,
+                                                                          admin, user):
+    """bob follows board; a token limited to ops sees by its topics, not bob's."""
+    follows = {"bob": ["board"], "cy": ["board.cards"], "di": ["ops"], "ed": ["*"],
+               "fay": ["billing"]}
+    for name, topics in follows.items():
+        subscriptions.add(redis, name, topics, limit=10)
+    here = Presence(redis, "web:9")
+    for name in [*follows, "ada"]:
+        here.opened(name)
+    here.flush()
+    http = jwt_app.test_client()
+
+    def seen(headers):
+        reply = http.get("/api/presence", headers=headers)
+        assert reply.status_code == 200, reply.get_json()
+        return [p["user"] for p in reply.get_json()["online"]]
+
+    assert seen(bearer("ada")) == ["ada", "bob", "cy", "di", "ed", "fay"]  # an admin
+    assert seen(bearer("bob")) == ["bob", "cy", "ed"]
+    assert seen(jwt_bearer("bob", topics=["ops"])) == ["bob", "di", "ed"]
+    assert seen(jwt_bearer("gus")) == []  # a host-app user without subscriptions, offline
+    api_key = accounts.create_api_key(redis, "publisher")
+    assert http.get("/api/presence", headers={"Authorization": f"Bearer {api_key}"}
+                    ).status_code == 403
 
 
 def test_a_bad_ready_requires_stops_the_start_with_one_line(monkeypatch):

@@ -1,0 +1,86 @@
+"""What a topic-limited token may touch: the rule of docs/contract.md's capability table.
+
+A host-app token with a ``topics`` claim reads and acts on its topics only:
+
+- account-wide changes (preferences, mark-all-read with ``upto``, tokens,
+  digests, webhooks) are refused to it (app/web/api/access.py, ``account``);
+- a per-notification action (archive, snooze, read, unread...) is refused with
+  403 when one of its ids is not a notification the token may see: private
+  to its user, or on a topic inside its ``topics`` (an id no longer in
+  history cannot be shown to be, so it is refused too);
+- what it reads of the user's state (read and archive/snooze state) is
+  narrowed to such ids.
+
+A full token or session (``limit`` None) is never narrowed.
+
+    scope.check(client, "alice", ["board"], ids, "archive")  # raises OutOfScope
+"""
+from app.stream.envelope import EnvelopeError, check_stream_id, within
+from app.stream.keys import STREAM
+
+
+class OutOfScope(Exception):
+    """The action reaches past the token's topics; ``field`` names what (a 403)."""
+
+    def __init__(self, field, message):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def owners(client, ids):
+    """``{id: (topic, private owner or "")}`` of the ``ids`` still in history."""
+    with client.pipeline(transaction=False) as pipe:
+        for entry_id in ids:
+            pipe.xrange(STREAM, min=entry_id, max=entry_id, count=1)
+        found = pipe.execute()
+    out = {}
+    for entry_id, entries in zip(ids, found, strict=True):
+        if entries:
+            fields = entries[0][1]
+            out[entry_id] = (fields[b"topic"].decode(), fields.get(b"user", b"").decode())
+    return out
+
+
+def visible(client, user, limit, ids):
+    """The ``ids`` a token limited to ``limit`` may see (all of them when unlimited)."""
+    ids = list(ids)
+    if limit is None or not ids:
+        return ids
+    known = owners(client, ids)
+    return [i for i in ids if i in known and (
+        known[i][1] == user if known[i][1] else within(limit, known[i][0]))]
+
+
+def _well_formed(entry_id):
+    try:
+        check_stream_id(entry_id, "id")
+    except EnvelopeError:
+        return False
+    return True
+
+
+def check(client, user, limit, ids, field):
+    """Raise OutOfScope unless every one of ``ids`` is one the token may see."""
+    if limit is None:
+        return
+    ids = [i for i in ids if _well_formed(i)]  # the others: the 400 of the action itself
+    allowed = set(visible(client, user, limit, ids))
+    outside = [i for i in ids if i not in allowed]
+    if outside:
+        raise OutOfScope(field, f"{outside[0]} is not a notification this token may act on: "
+                         f"it is limited to the topics {', '.join(limit)} (and its user's "
+                         "private ones); use a full token or a signed-in session")
+
+
+def check_read(client, user, limit, data):
+    """A read-state change (``{"ids", "upto", "unread"}``) a limited token may make:
+    ``upto`` marks everything read, an account-wide change, so it is refused."""
+    if limit is None or not isinstance(data, dict):
+        return
+    if data.get("upto") is not None:
+        raise OutOfScope("upto", "marks everything read, across all topics: a token "
+                         f"limited to {', '.join(limit)} may mark its own ids only; "
+                         "use a full token or a signed-in session")
+    for field in ("ids", "unread"):
+        if isinstance(data.get(field), list):
+            check(client, user, limit, data[field], field)
