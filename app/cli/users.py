@@ -3,7 +3,7 @@ import click
 from flask.cli import AppGroup
 
 from app.cli.common import on_redis, when
-from app.users import accounts
+from app.users import accounts, purge
 
 users = AppGroup("users", help="Manage user accounts.")
 apikeys = AppGroup("apikeys", help="Manage publisher API keys.")
@@ -46,12 +46,10 @@ def set_password(name, password):
 @click.confirmation_option(prompt="Delete this user, with their subscriptions, read state "
                                   "and digests?")
 def delete_user(name):
-    """Delete user NAME: account, subscriptions, read state and digests; their
-    sessions, tokens and open connections end at once."""
-    from app.digests import store
-    on_redis(accounts.delete_user, name)
-    for record in on_redis(store.list_all, owner=name):
-        on_redis(store.delete, record["id"], name)
+    """Delete user NAME and everything that was theirs (app/users/purge.py); their
+    sessions, tokens and open connections end at once, and a new user NAME will
+    see none of their private notifications."""
+    on_redis(purge.delete_user, name)
     click.echo(f"deleted user {name}")
 
 

@@ -216,12 +216,16 @@ def delete(client, digest_id, owner):
 def wants(record, envelope):
     """True when the enabled subscription ``record`` collects ``envelope``.
 
-    A private notification goes only to its owner's own subscriptions.
+    A private notification goes only to its owner's own subscriptions, made
+    before it was published: one published earlier was for whoever held the
+    name then (an account deleted and created anew, docs/contract.md).
     """
     if not record["enabled"]:
         return False
     owner = envelope.get("user")
     if owner and owner != record["owner"]:
+        return False
+    if owner and "id" in envelope and int(envelope["id"].split("-")[0]) < record["created"] * 1000:
         return False
     if SEVERITY_RANK[envelope.get("severity", "info")] < SEVERITY_RANK[record["min_severity"]]:
         return False

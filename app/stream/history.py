@@ -14,7 +14,7 @@ import redis
 
 from app.stream.envelope import WILDCARD, id_key, visible_to, with_id
 from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
-from app.stream.keys import EPOCH, STREAM
+from app.stream.keys import BORN, EPOCH, STREAM
 
 SCAN_CHUNK = 500
 LAST_ID = (2**64 - 1, 2**64 - 1)  # the greatest stream id: nothing comes after it
@@ -24,9 +24,31 @@ def _envelope(entry_id, fields):
     return orjson.loads(with_id(fields[b"envelope"], entry_id))
 
 
-def _visible(fields, user, subscriptions):
+def _visible(fields, user, subscriptions, entry_id=None, floor=None):
     owner = fields.get(b"user", b"").decode()
+    if owner and floor is not None and id_key(entry_id) <= floor:
+        return False  # private to this name's previous holder
     return visible_to(user, subscriptions, fields[b"topic"].decode(), owner)
+
+
+def floor_of(client, user):
+    """The born floor of ``user`` (keys.BORN) as an id tuple, or None when there is none.
+
+    Private notifications to ``user`` with an id at or below it are not theirs:
+    they were published before this account with the name was created (to a
+    deleted account of the same name, say), so no read of history returns them.
+    """
+    floor = client.get(BORN + user)
+    return id_key(floor) if floor else None
+
+
+def last_generated(client):
+    """The last id the stream ever generated ("0-0" when it does not exist): every
+    later notification has a greater id."""
+    try:
+        return client.xinfo_stream(STREAM)["last-generated-id"].decode()
+    except redis.ResponseError:  # no such key
+        return "0-0"
 
 
 SCAN_FIRST = 200   # entries in a scan's first read (a page of the feed needs no more, mostly)
@@ -117,6 +139,7 @@ def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHI
     ``more`` whether the scan stopped before the end of the stream.
     """
     me = user.encode()
+    floor = floor_of(client, user)
     everything = WILDCARD in subscriptions
     exact = frozenset(p.encode() for p in subscriptions if p != WILDCARD)
     under = tuple(p + b"." for p in exact)
@@ -141,7 +164,7 @@ def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHI
                 entry_id, fields = entries[index]
                 topic, owner, raw = _fields(fields)
                 if owner:
-                    if owner != me:
+                    if owner != me or (floor is not None and id_key(entry_id) <= floor):
                         continue
                 elif not (everything or topic in exact or topic.startswith(under)):
                     continue
@@ -196,12 +219,13 @@ def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK):
     if id_key(after) >= LAST_ID:
         return
     start = f"({after}"
+    floor = floor_of(client, user)
     while True:
         entries = client.xrange(STREAM, min=start, max="+", count=chunk)
         if not entries:
             return
         visible = [_envelope(entry_id, fields) for entry_id, fields in entries
-                   if _visible(fields, user, subscriptions)]
+                   if _visible(fields, user, subscriptions, entry_id, floor)]
         cursor = entries[-1][0].decode()
         yield visible, cursor
         if len(entries) < chunk:
@@ -212,7 +236,8 @@ def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK):
 def one(client, user, subscriptions, entry_id):
     """The envelope of ``entry_id`` when it is in history and ``user`` may see it, else None."""
     entries = client.xrange(STREAM, min=entry_id, max=entry_id, count=1)
-    if not entries or not _visible(entries[0][1], user, subscriptions):
+    if not entries or not _visible(entries[0][1], user, subscriptions, entries[0][0],
+                                   floor_of(client, user)):
         return None
     return _envelope(*entries[0])
 

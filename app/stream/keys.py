@@ -24,6 +24,14 @@ CONTROL = "herald:control"
 # cursor from before it belongs to another stream (app.stream.history).
 EPOCH = "herald:epoch"
 
+# String per user name: the account's "born" floor, the last stream id generated
+# before the account with this name was created (or, once deleted, before it was
+# deleted). Private notifications to that name with an id at or below it
+# belonged to someone else and are never shown to the name's holder; no key (a
+# host app's user who never had an account): no floor (app.stream.history,
+# app.users.purge).
+BORN = "herald:born:"
+
 # Hash: the counters workers add to (bridge, digests, Spark jobs, webhooks),
 # shown by every web process's /metrics (app.ops.metrics).
 METRICS_WORKERS = "herald:metrics:workers"

@@ -16,9 +16,9 @@ import time
 import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from app.stream import control
+from app.stream import control, history
 from app.stream.envelope import USERNAME_RE, USERNAME_RULE
-from app.stream.keys import CONTROL
+from app.stream.keys import BORN, CONTROL
 
 USERS = "herald:users"
 API_KEYS = "herald:apikeys"
@@ -52,8 +52,12 @@ def create_user(client, name, password, admin=False):
         "created": str(int(time.time())),
         "token_key": secrets.token_hex(8),
     }
+    # The born floor: private notifications to this name from before now were
+    # someone else's (app.stream.history.floor_of).
+    born = history.last_generated(client)
     _create_once(client, _user_key(name), f"name: user {name!r} already exists",
-                 lambda pipe: (pipe.hset(_user_key(name), mapping=fields), pipe.sadd(USERS, name)))
+                 lambda pipe: (pipe.hset(_user_key(name), mapping=fields), pipe.sadd(USERS, name),
+                               pipe.set(BORN + name, born)))
 
 
 def _create_once(client, guard_key, taken_message, write, field=None):
@@ -97,15 +101,18 @@ def revoke_tokens(client, name):
         pipe.execute()
 
 
-def delete_user(client, name):
-    """Delete user ``name``: the account, subscriptions and read state go; tokens,
-    sessions and open connections end. Their digests go too (app.digests.store)."""
+def remove_account(client, name):
+    """Remove the account ``name`` (app.users.purge.delete_user removes the rest of
+    what the user had): its tokens, sessions and open connections, Socket.IO and
+    event streams, end in every web process (its token key is gone with it), and
+    the born floor moves to now, so that no later holder of the name, nor a host
+    app's token with this ``sub``, reads what was private to this account."""
     if get_user(client, name) is None:
         raise AccountError(f"name: there is no user {name!r}")
     with client.pipeline() as pipe:
-        pipe.delete(_user_key(name), f"herald:subs:{name}", f"herald:read:{name}",
-                    f"herald:readids:{name}")
+        pipe.delete(_user_key(name))
         pipe.srem(USERS, name)
+        pipe.set(BORN + name, history.last_generated(client))
         pipe.publish(CONTROL, control.revoked(name))
         pipe.execute()
 

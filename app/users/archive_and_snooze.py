@@ -75,6 +75,19 @@ def _snoozed(user):
     return f"herald:snoozed:{user}"
 
 
+def keys_of(user):
+    """The keys of ``user``'s archived and snoozed ids (app.users.purge removes them)."""
+    return [_archived(user), _snoozed(user)]
+
+
+def forget_snoozes(client, user):
+    """Take ``user``'s snoozes out of the shared schedule, so none wakes for them."""
+    prefix = f"{user}\t".encode()
+    mine = [m for m, _score in client.zscan_iter(SNOOZES) if m.startswith(prefix)]
+    if mine:
+        client.zrem(SNOOZES, *mine)
+
+
 def _announce(pipe, user, change):
     pipe.publish(CONTROL, control.state(user, change))
 

@@ -29,6 +29,11 @@ class PreferenceError(ValueError):
         return str(self).partition(":")[0]
 
 
+def key(user):
+    """The key of ``user``'s preferences (app.users.purge removes it)."""
+    return _key(user)
+
+
 def _key(user):
     return f"herald:prefs:{user}"
 

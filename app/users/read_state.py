@@ -152,3 +152,8 @@ def apply(client, user, ids, upto, unread=()):
                 return change
             except redis.WatchError:
                 continue
+
+
+def keys_of(user):
+    """Every key of ``user``'s read state (app.users.purge removes them)."""
+    return list(_keys(user))

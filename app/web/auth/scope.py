@@ -15,7 +15,8 @@ A full token or session (``limit`` None) is never narrowed.
 
     scope.check(client, "alice", ["board"], ids, "archive")  # raises OutOfScope
 """
-from app.stream.envelope import EnvelopeError, check_stream_id, within
+from app.stream import history
+from app.stream.envelope import EnvelopeError, check_stream_id, id_key, within
 from app.stream.keys import STREAM
 
 
@@ -47,8 +48,12 @@ def visible(client, user, limit, ids):
     if limit is None or not ids:
         return ids
     known = owners(client, ids)
+    floor = history.floor_of(client, user)  # private ones older: a former holder's
+
+    def mine(entry_id):
+        return known[entry_id][1] == user and (floor is None or id_key(entry_id) > floor)
     return [i for i in ids if i in known and (
-        known[i][1] == user if known[i][1] else within(limit, known[i][0]))]
+        mine(i) if known[i][1] else within(limit, known[i][0]))]
 
 
 def _well_formed(entry_id):

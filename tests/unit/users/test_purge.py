@@ -1,0 +1,40 @@
+"""Deleting a user removes every per-user key, and a digest never collects a private
+notification published before it was made (docs/contract.md, account identity)."""
+import time
+
+from app.digests import store as digests
+from app.stream import history
+from app.stream.keys import BORN
+from app.stream.publish import Bus
+from app.users import accounts, archive_and_snooze, preferences, purge, read_state, subscriptions
+
+
+def test_delete_leaves_no_key_of_the_user_but_the_born_floor(redis):
+    accounts.create_user(redis, "carol", "carol-password", admin=True)
+    bus = Bus(redis)
+    entry = bus.publish("hr", "x", user="carol")
+    subscriptions.add(redis, "carol", ["*"], limit=10)
+    read_state.mark(redis, "carol", {"ids": [entry]})
+    read_state.mark(redis, "carol", {"unread": [entry]})
+    archive_and_snooze.archive(redis, "carol", [entry])
+    archive_and_snooze.snooze(redis, "carol", entry, int(time.time() * 1000) + 60_000)
+    preferences.put(redis, "carol", {"email": "c@example.com",
+                                     "rules": [{"topic": "hr", "mode": "daily"}]})
+    digests.create(redis, "carol", {"email": "c@example.com", "topics": ["hr"],
+                                    "schedule": "0 9 * * *"})
+    purge.delete_user(redis, "carol")
+    left = [k.decode() for k in redis.scan_iter() if b"carol" in k]
+    assert left == [BORN + "carol"], left
+    assert redis.get(BORN + "carol").decode() == history.last_generated(redis) == entry
+    assert not any(b"carol" in m for m in redis.zrange(archive_and_snooze.SNOOZES, 0, -1))
+    assert [d for d in digests.list_all(redis) if d["owner"] == "carol"] == []
+
+
+def test_a_digest_collects_no_private_notification_older_than_itself():
+    record = {"enabled": True, "owner": "carol", "min_severity": "info", "topics": ["*"],
+              "created": 1_700_000_000}
+    before = {"id": "1699999999999-0", "topic": "hr", "user": "carol"}
+    after = {"id": "1700000000000-0", "topic": "hr", "user": "carol"}
+    assert not digests.wants(record, before)
+    assert digests.wants(record, after)
+    assert digests.wants(record, {**before, "user": None})  # public: not the floor's business
