@@ -155,3 +155,18 @@ test('with a static token, a 401 is an error, not a retry', async () => {
   await assert.rejects(client.get('/api/read-state'), (error) => error.status === 401);
   assert.equal(fetch.requests.length, 1);
 });
+
+test('a JWT connection the server ends at its expiry comes back with a fresh token', async () => {
+  // Herald disconnects a connection when its host-app token expires (docs/contract.md).
+  const env = loadHerald({now: 1000000});
+  const first = jwt({sub: 'ana', iat: 1000, exp: 1100});
+  const getToken = source('fresh');
+  const {client, socket} = await connected(env, {token: first, getToken});
+  env.clock.now = 1100000;
+  socket.drop('io server disconnect');
+  assert.equal(client.state, 'reconnecting');
+  env.timers.runAll();
+  assert.equal(socket.connects, 1, 'it connects again by itself');
+  assert.equal((await socket.auth()).token, 'fresh');
+  assert.equal(getToken.calls, 1);
+});
