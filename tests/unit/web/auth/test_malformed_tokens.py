@@ -60,6 +60,8 @@ MALFORMED = [
     ("exp a string", lambda: claims(exp="x"), "exp"),
     ("exp a float string", lambda: signed(HS, {"sub": "alice", "exp": "1e99"}), "exp"),
     ("exp huge", lambda: signed(HS, {"sub": "alice", "exp": 10**30}), "exp"),
+    ("exp Infinity", lambda: signed(HS, b'{"sub": "alice", "exp": Infinity}'), "exp"),
+    ("nbf NaN", lambda: signed(HS, b'{"sub": "alice", "exp": 9999999999, "nbf": NaN}'), "nbf"),
     ("iat a string", lambda: claims(iat="x"), "iat"),
     ("nbf a list", lambda: claims(nbf=[1]), "nbf"),
     ("sub a number", lambda: claims(sub=5), "Subject must be a string"),
