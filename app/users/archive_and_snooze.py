@@ -19,7 +19,8 @@ import time
 
 from app.redis_client import UNAVAILABLE
 from app.stream import control
-from app.stream.envelope import EnvelopeError, check_stream_id
+from app.stream.envelope import EnvelopeError, check_stream_id, id_key
+from app.stream.history import newest_id
 from app.stream.keys import CONTROL
 from app.users import read_state
 from app.users.read_state import pad, unpad
@@ -124,6 +125,9 @@ def hidden(client, user, now_ms=None):
 def archive(client, user, ids, archived=True):
     """Archive (or with ``archived=False`` bring back) ``ids``; returns the change."""
     ids = check_ids(ids, "archive" if archived else "unarchive")
+    if archived:  # not what is yet to be published (read_state.py has the same bound)
+        ceiling = id_key(newest_id(client))
+        ids = [i for i in ids if id_key(i) <= ceiling]
     now = int(time.time() * 1000)
     with client.pipeline() as pipe:
         if archived:
@@ -155,6 +159,8 @@ def snooze(client, user, entry_id, until_ms):
     except EnvelopeError as exc:
         raise StateError.of(exc) from None
     until_ms = parse_until(until_ms)
+    if id_key(entry_id) > id_key(newest_id(client)):
+        raise StateError("snooze.id", "is newer than any notification")
     change = {"snoozed": {entry_id: until_ms}}
     with client.pipeline() as pipe:
         pipe.zadd(_snoozed(user), {pad(entry_id): until_ms})

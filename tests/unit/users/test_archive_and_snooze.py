@@ -9,6 +9,13 @@ from app.stream.keys import STREAM
 from app.users import archive_and_snooze, read_state
 
 
+@pytest.fixture(autouse=True)
+def history(redis):
+    """A notification newer than every id these tests act on: only ids up to the newest
+    can be archived, snoozed or marked (issue 23)."""
+    redis.xadd(STREAM, {"topic": "t", "user": "", "envelope": b"{}"}, id="100000-0")
+
+
 def later(ms=60_000):
     return int(time.time() * 1000) + ms
 
@@ -86,7 +93,6 @@ def test_snoozed_again_while_being_woken_keeps_the_new_time(redis, monkeypatch):
 
 
 def test_unsnoozing_by_hand_leaves_the_read_state_alone(redis):
-    redis.xadd(STREAM, {"topic": "t", "user": "", "envelope": b"{}"}, id="5-0")  # read up to it
     read_state.apply(redis, "ann", [], "5-0", [])
     archive_and_snooze.snooze(redis, "ann", "3-0", later())
     archive_and_snooze.unsnooze(redis, "ann", "3-0")
@@ -139,3 +145,18 @@ def test_errors_name_the_field(redis, call, field):
     with pytest.raises(archive_and_snooze.StateError) as caught:
         call(redis)
     assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")
+
+
+def test_ids_newer_than_the_newest_notification_are_not_archived_or_snoozed(redis):
+    """The sibling of read state's bound (issue 23): an id from the future would hide a
+    notification not yet published. Archive leaves such ids out of the change; a snooze
+    of one is refused by name."""
+    redis.delete(STREAM)
+    redis.xadd(STREAM, {"topic": "t", "user": "", "envelope": b"{}"}, id="5-0")
+    far = "18446744073709551615-18446744073709551615"
+    assert archive_and_snooze.archive(redis, "ann", ["5-0", far, "5-1"]) == {"archived": ["5-0"]}
+    assert archive_and_snooze.get(redis, "ann")["archived"] == ["5-0"]
+    with pytest.raises(archive_and_snooze.StateError) as refused:
+        archive_and_snooze.snooze(redis, "ann", far, later())
+    assert refused.value.field == "snooze.id" and "newer than" in str(refused.value)
+    assert archive_and_snooze.get(redis, "ann")["snoozed"] == {}
