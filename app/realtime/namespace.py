@@ -24,11 +24,11 @@ happen in one step with no I/O in between (gevent switches only on I/O), so
 nothing falls between the two and the held ones already replayed are dropped.
 """
 import logging
-import time
 
 import socketio
 
 from app.realtime import per_address, presence, replay, rooms, storm
+from app.realtime.deadlines import Deadlines
 from app.realtime.subscribing import Subscribing
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError, check_cursor, restrict
@@ -56,6 +56,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.admission = admission  # a storm.Admission (connect rate, replay turns), or None
         self.users = {}  # sid -> user name, for this process's connections
         self.addresses = {}  # sid -> the client address its session is counted under
+        self.expiries = None  # deadlines.Deadlines: when each connection's token expires
         self.admins = set()  # the sids of admins' connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
@@ -96,7 +97,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         if who.topics is not None:
             self.limits[sid] = who.topics
         if who.expires is not None:
-            self.server.start_background_task(self._end_at_expiry, sid, who.expires)
+            self._deadlines().add(sid, who.expires)
         if last_id is None:
             self._go_live(sid, name, topics)
             self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
@@ -166,16 +167,17 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             waited += 0.005
         return True
 
-    def _end_at_expiry(self, sid, expires):
-        """Disconnect ``sid`` when its token expires (waking now and then, so a
-        connection that closed earlier frees this task within a minute)."""
-        while sid in self.users:
-            left = expires - time.time()
-            if left <= 0:
-                log.info("disconnecting %s: its token expired", self.users[sid])
-                self.disconnect(sid)
-                return
-            self.server.sleep(min(left, 60.0))
+    def _deadlines(self):
+        """The connections' token expiries, kept by one task (deadlines.py)."""
+        if self.expiries is None:
+            self.expiries = Deadlines(self._expired, self.server.start_background_task,
+                                      self.server.sleep)
+        return self.expiries
+
+    def _expired(self, sid):
+        if sid in self.users:  # still open: its token ran out
+            log.info("disconnecting %s: its token expired", self.users[sid])
+            self.disconnect(sid)
 
     def disconnect_user(self, user):
         """Close every connection of ``user`` in this process (their credentials ended)."""

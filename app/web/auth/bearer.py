@@ -24,7 +24,8 @@ class Identity(NamedTuple):
     ``kind`` is "session", "token" (Herald's), "jwt" (the host app's) or
     "apikey"; ``topics`` the only prefixes the caller may subscribe to and
     read (None: no limit; only host-app tokens set it); ``expires`` when the
-    credential stops being accepted (UNIX seconds; host-app tokens only): a
+    credential stops being accepted (UNIX seconds; a JWT's ``exp``, a Herald
+    token's issue time plus ``TOKEN_TTL``; None for sessions and API keys): a
     connection or event stream opened with it ends then.
     """
 
@@ -51,7 +52,7 @@ class TokenVerifier:
         if host_tokens.looks_like_jwt(token):
             user = self.host.verify(token)
             return Identity(user.name, False, "jwt", user.topics, user.expires)
-        name, key = tokens.verify(self.secret_key, token, self.token_ttl)
+        name, key, expires = tokens.verify_with_expiry(self.secret_key, token, self.token_ttl)
         user = accounts.get_user(self.client, name)
         tokens.check_user(user, key)
-        return Identity(user["name"], user["admin"], "token")
+        return Identity(user["name"], user["admin"], "token", expires=expires)

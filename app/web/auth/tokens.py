@@ -28,10 +28,17 @@ def issue(secret, username, token_key=""):
 def verify(secret, token, max_age):
     """``(user name, token key)`` from ``token`` if it is genuine and under ``max_age``
     seconds old; the caller compares the key with the user's current one."""
+    return verify_with_expiry(secret, token, max_age)[:2]
+
+
+def verify_with_expiry(secret, token, max_age):
+    """``(user name, token key, expires)``: :func:`verify`, and the moment (UNIX
+    seconds) the token stops being accepted, ``max_age`` after it was issued."""
     if not token or not isinstance(token, str):
         raise TokenError("token is missing")
     try:
-        payload = _serializer(secret).loads(token, max_age=max_age)
+        payload, issued = _serializer(secret).loads(token, max_age=max_age,
+                                                    return_timestamp=True)
     except SignatureExpired:
         raise TokenError("token has expired") from None
     except BadData:  # a bad signature, timestamp or payload
@@ -39,7 +46,7 @@ def verify(secret, token, max_age):
     if (not isinstance(payload, dict) or not isinstance(payload.get("u"), str)
             or not isinstance(payload.get("k", ""), str)):
         raise TokenError("token is invalid")
-    return payload["u"], payload.get("k", "")
+    return payload["u"], payload.get("k", ""), issued.timestamp() + max_age
 
 
 def check_user(user, key):

@@ -127,3 +127,26 @@ def test_a_token_living_longer_than_jwt_max_ttl_is_refused_at_connect(server):
                        auth={"token": host_token("carol", ttl=2 * 86400)}, wait_timeout=5)
     client.disconnect()
     assert "JWT_MAX_TTL" in reasons[0]["message"]
+
+
+def test_a_connection_on_a_herald_token_ends_when_the_token_expires(redis_server, redis, tmp_path):
+    """The sibling: Herald's own tokens live TOKEN_TTL seconds, and a connection opened
+    with one outlived it (only host-app JWTs were cut off at their expiry)."""
+    from app.users import accounts
+
+    accounts.create_user(redis, "dora", "dora-password")
+    live = LiveServer(redis_server.url, tmp_path, TOKEN_TTL=str(TTL))
+    live.start()
+    listener = None
+    try:
+        issued = time.time()
+        listener = Listener(live, live.token("dora", "dora-password"))
+        ended = threading.Event()
+        listener.sio.on("disconnect", lambda *reason: ended.set(), namespace=NAMESPACE)
+        assert ended.wait(TTL + 10), "the connection outlived its token"
+        assert time.time() >= issued + TTL - 1  # itsdangerous stamps whole seconds
+        assert "disconnecting dora: its token expired" in live.log_path.read_text()
+    finally:
+        if listener is not None:
+            listener.close()
+        live.stop()
