@@ -102,7 +102,8 @@ def measure(attack):
     subscriptions.add(client, "ann", ["bench"], limit=10)
     key = accounts.create_api_key(client, "bench")
     server = LiveServer(redis_server.url, folder, MAX_CONNECTIONS="2000", REQUEST_TIMEOUT="10",
-                        MAX_CONNECTIONS_PER_ADDRESS="0", RATELIMIT_API_KEY="100000 per second")
+                        MAX_CONNECTIONS_PER_ADDRESS="0", MAX_SESSIONS_PER_ADDRESS="0",
+                        RATELIMIT_API_KEY="100000 per second")
     server.start()
     listener = Listener(server, server.token("ann", "ann-password"))
     observer = Observer(server, key, listener)

@@ -61,7 +61,8 @@ class HeraldProcesses:
         port = free_port()
         # Every load generator connects from 127.0.0.1: no per-address cap here.
         self.servers = [LiveServer(redis_url, folder, port=port, REUSE_PORT="1",
-                                   MAX_CONNECTIONS_PER_ADDRESS="0") for _ in range(count)]
+                                   MAX_CONNECTIONS_PER_ADDRESS="0", MAX_SESSIONS_PER_ADDRESS="0")
+               for _ in range(count)]
         self.url = self.servers[0].url
 
     def start(self):

@@ -174,7 +174,8 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
     restarted process's bounds; ``cap``: the clients' widest reconnect window (ms).
     Every process it starts is stopped before it returns."""
     bus = Bus(client)
-    server = LiveServer(redis_url, folder, MAX_CONNECTIONS_PER_ADDRESS="0", **UNBOUNDED)
+    server = LiveServer(redis_url, folder, MAX_CONNECTIONS_PER_ADDRESS="0", MAX_SESSIONS_PER_ADDRESS="0",
+                        **UNBOUNDED)
     crowd = publisher = sampler = None
     try:
         server.start()
