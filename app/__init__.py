@@ -49,8 +49,8 @@ def create_app(config=None):
     rate_limits.init_app(app, api_bp)
     webhook_figures.init_app(app)
 
+    security.check_hosts(app, built.sio.eio)  # Flask's requests here, Socket.IO's in its server
     services.mount_socketio(app, built)
-    security.check_hosts(app)
     security.trust_proxies(app)
     commands.init_app(app)
     return app

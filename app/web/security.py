@@ -14,11 +14,11 @@ that is when Herald is meant to be reached over HTTPS.
 would otherwise reach Herald's unauthenticated endpoints from the user's browser).
 """
 import io
-import re
 
-import orjson
 from flask import abort, current_app, request
 from werkzeug.middleware.proxy_fix import ProxyFix
+
+from app.web import hosts
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
@@ -89,51 +89,25 @@ def trust_proxies(app):
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
 
 
-# A Host header: a name or an IPv4 address, or an IPv6 one in brackets; an optional port.
-HOST_HEADER = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::[0-9]{1,5})?")
-# Probes a load balancer sends by address, whatever names Herald has: they tell
-# whether to send traffic and nothing else. /metrics is not one (it has figures).
-ANY_HOST_PATHS = frozenset({"/healthz", "/readyz"})
-JSON_PATHS = ("/api/", "/auth/token", "/socket.io/")
-
-
-def host_allowed(header, allowed):
-    """True when ``header`` (a Host header) names a host in ``allowed`` (lower-case
-    names; ``*.example.com`` for its subdomains, ``*`` for any host)."""
-    match = HOST_HEADER.fullmatch(header.lower())
-    if match is None:
-        return False
-    name = match.group(1).strip("[]").rstrip(".")
-    return any(pattern == "*" or name == pattern
-               or (pattern.startswith("*.") and name.endswith(pattern[1:]))
-               for pattern in allowed)
-
-
 class HostCheck:
-    """WSGI middleware in front of Flask and Socket.IO alike: 400 for a request whose
-    Host is not allowed (JSON ``{"error", "field": "Host"}`` on API and Socket.IO
-    paths, plain text elsewhere), except the health probes."""
+    """WSGI middleware in front of Flask: 400 for a request whose Host is not allowed
+    (hosts.py). Socket.IO's requests are checked by its Engine.IO server instead
+    (app/realtime/wire/engine.py): a middleware in front of them would stay on
+    every websocket's stack for its whole life, ~0.8 KiB per idle connection."""
 
     def __init__(self, wsgi_app, allowed):
         self.wsgi_app, self.allowed = wsgi_app, tuple(allowed)
 
     def __call__(self, environ, start_response):
-        path = environ.get("PATH_INFO", "")
-        if path in ANY_HOST_PATHS or host_allowed(environ.get("HTTP_HOST", ""), self.allowed):
+        if hosts.allowed_request(environ, self.allowed):
             return self.wsgi_app(environ, start_response)
-        message = "the Host header names a host this Herald does not serve (see ALLOWED_HOSTS)"
-        if path.startswith(JSON_PATHS):
-            body, kind = orjson.dumps({"error": message, "field": "Host"}), "application/json"
-        else:
-            body, kind = message.encode() + b"\n", "text/plain; charset=utf-8"
-        start_response("400 Bad Request", [("Content-Type", kind),
-                                           ("Content-Length", str(len(body)))])
-        return [body]
+        return hosts.refuse(environ, start_response)
 
 
-def check_hosts(app):
-    """Refuse requests for other hosts (ALLOWED_HOSTS). Called after Socket.IO is
-    mounted, so that it covers /socket.io/, and before trust_proxies, so that the
-    host checked is the forwarded one when proxies are trusted."""
+def check_hosts(app, engine):
+    """Refuse requests for other hosts (ALLOWED_HOSTS): Flask's through HostCheck,
+    Socket.IO's through its Engine.IO server ``engine``. Before trust_proxies, so that
+    the host checked is the forwarded one when proxies are trusted."""
     if "*" not in app.config["ALLOWED_HOSTS"]:
         app.wsgi_app = HostCheck(app.wsgi_app, app.config["ALLOWED_HOSTS"])
+        engine.allowed_hosts = tuple(app.config["ALLOWED_HOSTS"])

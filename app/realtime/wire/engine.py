@@ -31,6 +31,7 @@ from engineio import socket as eio_socket
 from app.realtime.wire.pings import PingWheel
 from app.realtime.wire.queues import BoundedQueue
 from app.realtime.wire.websocket import LeanWebSocket
+from app.web import hosts
 
 _SEND_PING = eio_socket.Socket._send_ping
 DRAIN_MAX = 8 << 20  # bytes of an oversized POST body read off before answering
@@ -72,7 +73,11 @@ class EngineIO(engineio.Server):
                     queue.clear()
                 return
 
+    allowed_hosts = None  # ALLOWED_HOSTS, set by app/web/security.py (None: any host)
+
     def handle_request(self, environ, start_response):
+        if self.allowed_hosts is not None and not hosts.allowed_request(environ, self.allowed_hosts):
+            return hosts.refuse(environ, start_response)  # here, not a middleware: see hosts.py
         if environ.get("REQUEST_METHOD") == "POST":
             try:
                 length = int(environ.get("CONTENT_LENGTH") or 0)
