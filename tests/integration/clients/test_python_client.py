@@ -232,7 +232,8 @@ def test_the_flask_extension_mints_and_renews_tokens_for_the_signed_in_user(host
     reply = client.get("/herald/token")
     assert reply.status_code == 200 and reply.get_json()["expires_in"] == 600
     user = HostTokens(SECRET).verify(reply.get_json()["token"])
-    assert user == ("carol", ["board"])
+    assert (user.name, user.topics) == ("carol", ["board"])
+    assert 590 <= user.expires - time.time() <= 600  # the token's exp, as minted
 
 
 def test_the_template_helper_renders_what_a_page_needs_to_connect(host_app):
