@@ -128,6 +128,8 @@ def archive(client, user, ids, archived=True):
     if archived:  # not what is yet to be published (read_state.py has the same bound)
         ceiling = id_key(newest_id(client))
         ids = [i for i in ids if id_key(i) <= ceiling]
+        if not ids:
+            return {"archived": []}  # nothing applied: nothing to write or announce
     now = int(time.time() * 1000)
     with client.pipeline() as pipe:
         if archived:
