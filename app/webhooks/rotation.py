@@ -15,7 +15,7 @@ import time
 import orjson
 import redis
 
-from app.webhooks import store
+from app.webhooks import sealing, store
 
 DEFAULT_OVERLAP = 86400.0  # seconds both secrets sign, unless the rotation says otherwise
 MAX_OVERLAP = 7 * 86400.0
@@ -25,7 +25,7 @@ def signing_secrets(record, now=None):
     """The secrets that sign a delivery to ``record`` now: its secret, then the previous
     one while its overlap lasts."""
     now = time.time() if now is None else now
-    previous = record.get("previous_secret")
+    previous = record.get("previous_secret")  # None too when it could not be unsealed
     if previous and now < (record.get("previous_until") or 0):
         return [record["secret"], previous]
     return [record["secret"]]
@@ -57,7 +57,7 @@ def rotate(client, endpoint_id, secret=None, overlap=None, now=None):
             until = now + overlap if overlap else None
             pipe.multi()
             pipe.hset(store.key(endpoint_id), mapping={
-                "secret": orjson.dumps(secret),
+                "secret": orjson.dumps(sealing.seal(secret)),
                 "previous_secret": current if until else orjson.dumps(None),
                 "previous_until": orjson.dumps(until)})
             pipe.incr(store.CHANGED)

@@ -31,7 +31,7 @@ import orjson
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
 from app.stream.keys import METRICS_WORKERS
-from app.webhooks import parking, post, rotation, signing, store
+from app.webhooks import parking, post, rotation, sealing, signing, store
 
 log = logging.getLogger("herald.webhooks")
 
@@ -164,6 +164,9 @@ class Sender(threading.Thread):
                 False, None, "not tried: its retry period ended while the endpoint failed", True),
                 now, attempted=False)
             return 0
+        if record["secret"] is None:  # sealed under another SECRET_KEY (sealing.py)
+            log.error("webhook %s: not delivering: %s", self.endpoint_id, record["secret_error"])
+            return sealing.UNREADABLE_WAIT
         outcome = self.poster.deliver(record["url"], body, {
             "Herald-Delivery": delivery,
             "Herald-Signature": signing.sign(rotation.signing_secrets(record, now), body, delivery)})

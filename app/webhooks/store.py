@@ -26,7 +26,7 @@ from app.stream.envelope import (
     id_key,
     topic_matches,
 )
-from app.webhooks import outbound
+from app.webhooks import outbound, sealing
 
 ENDPOINTS = "herald:webhooks"
 GROUP = "herald:webhooks"            # the webhook worker's consumer group on herald:stream
@@ -138,8 +138,9 @@ def create(client, data, created_by, allowed=None):
     ensure_group(client)
     endpoint_id = secrets.token_hex(6)
     record = {**clean, "created": time.time(), "created_by": created_by}
+    stored = {**record, "secret": sealing.seal(record["secret"])}  # sealing.py
     with client.pipeline() as pipe:
-        pipe.hset(key(endpoint_id), mapping={k: orjson.dumps(v) for k, v in record.items()})
+        pipe.hset(key(endpoint_id), mapping={k: orjson.dumps(v) for k, v in stored.items()})
         pipe.sadd(ENDPOINTS, endpoint_id)
         pipe.incr(CHANGED)
         pipe.execute()
@@ -147,8 +148,15 @@ def create(client, data, created_by, allowed=None):
 
 
 def decode(endpoint_id, raw):
+    """An endpoint's record from its hash, secrets unsealed (sealing.py); a secret this
+    SECRET_KEY cannot open is None, and ``secret_error`` says why."""
     record = {k.decode(): orjson.loads(v) for k, v in raw.items()}
     record["id"] = endpoint_id
+    for field in ("secret", "previous_secret"):
+        try:
+            record[field] = sealing.unseal(record.get(field))
+        except sealing.Unreadable as exc:
+            record[field], record["secret_error"] = None, str(exc)
     return record
 
 
