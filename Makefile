@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-dev setup-test run example lint test-js test test-fast bench clean
+.PHONY: setup setup-dev setup-test run example lint test-js test test-fast bench bench-compare clean
 
 setup:
 	@bin/setup
@@ -49,6 +49,12 @@ bench: setup-test
 	@$(PY) bench/search.py
 	@$(PY) bench/webhooks.py
 	@$(PY) bench/fanout.py --servers herald,herald2,per_connection,node --clients 1000 --rates 20,50,100,200,400,600,900 --idle 5000 --plot bench/fanout.png
+
+# The hot path's figures on this tree and on REF, back to back, with their ratios
+# (bin/bench_compare.py): make bench-compare REF=<the main you started from>.
+bench-compare: setup-test
+	@test -n "$(REF)" || { echo "make bench-compare REF=<git ref>"; exit 2; }
+	@$(PY) bin/bench_compare.py --ref "$(REF)" $(BENCH_ARGS)
 
 clean:
 	rm -rf .venv node_modules .pytest_cache
