@@ -18,7 +18,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from app.settings import read
+from app.settings import secret_key as configured_secret_key
 
 PREFIX = "sealed:v1:"
 INFO = b"herald.webhook-secrets.v1"
@@ -38,7 +38,7 @@ def _fernet(secret_key):
 
 def seal(secret, secret_key=None):
     """``secret`` as it is stored."""
-    return PREFIX + _fernet(secret_key or read.secret_key()).encrypt(secret.encode()).decode()
+    return PREFIX + _fernet(secret_key or configured_secret_key()).encrypt(secret.encode()).decode()
 
 
 def unseal(stored, secret_key=None):
@@ -47,7 +47,7 @@ def unseal(stored, secret_key=None):
     if not isinstance(stored, str) or not stored.startswith(PREFIX):
         return stored
     try:
-        return _fernet(secret_key or read.secret_key()).decrypt(
+        return _fernet(secret_key or configured_secret_key()).decrypt(
             stored[len(PREFIX):].encode()).decode()
     except InvalidToken:
         raise Unreadable("the signing secret was sealed under another SECRET_KEY: give every "
