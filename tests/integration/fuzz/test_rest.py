@@ -24,11 +24,8 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from app import create_app
-from app.settings import TestConfig
 from app.stream import envelope as rules
 from app.stream.keys import STREAM
-from app.users import accounts
 from tests import support
 from tests.integration.fuzz.conftest import TRIED
 
@@ -49,16 +46,9 @@ PUBLISHED = []  # ids answered with 201
 
 
 @pytest.fixture(scope="module")
-def fuzzed(redis_server):
-    client = redis_server.client()
-    client.flushall()
-    accounts.create_user(client, "root", "root-password", admin=True)
-    app = create_app(TestConfig(redis_server.url, RATELIMIT_API_KEY="100000 per second",
-                                RATELIMIT_TOKEN="100000 per minute"))
-    support.current_redis = client
-    token = support.issue_token("root")
-    yield app, schemathesis.openapi.from_wsgi("/api/openapi.json", app), token
-    client.close()
+def fuzzed(admin_app):
+    app, token = admin_app
+    return app, schemathesis.openapi.from_wsgi("/api/openapi.json", app), token
 
 
 @pytest.mark.parametrize("method, path", OPERATIONS)

@@ -1,5 +1,6 @@
 """Admission control on a live server: limits on connections, deadlines for requests
 and for joining the namespace, and health probes that are always answered."""
+import contextlib
 import json
 import socket
 import time
@@ -7,8 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
+import socketio
 import websocket
 
+from app.users import accounts
 from tests.support import LiveServer, wait_until
 
 
@@ -114,23 +117,27 @@ def test_a_websocket_that_never_joins_the_namespace_is_closed(redis_server, redi
         server.stop()
 
 
-def test_an_office_behind_one_address_connects_with_default_settings(redis_server, redis, tmp_path):
-    """300 python-socketio clients from one address on long-polling, which holds two or
-    three sockets a client: with sockets counted (at most 500), 43 of 200 clients were
-    refused a 503 (issue 23). Sessions are
-    counted now, and the default serves them all; past MAX_SESSIONS_PER_ADDRESS the next
-    is refused by name, and a closed session frees its place."""
-    import socketio
-
-    from app.users import accounts
-
+@contextlib.contextmanager
+def serving_ann(redis_server, redis, tmp_path, **env):
+    """A live server with ann signed up: ``(server, her token, clients)``; every client
+    put in ``clients`` is disconnected, and the server stopped, at the end."""
     accounts.create_user(redis, "ann", "ann-password")
-    server = LiveServer(redis_server.url, tmp_path)
+    server = LiveServer(redis_server.url, tmp_path, **env)
     server.start()
     clients = []
     try:
-        token = server.token("ann", "ann-password")
+        yield server, server.token("ann", "ann-password"), clients
+    finally:
+        for client in clients:
+            client.disconnect()
+        server.stop()
 
+
+def test_an_office_behind_one_address_connects_with_default_settings(redis_server, redis, tmp_path):
+    """300 python-socketio clients from one address on long-polling, which holds two or
+    three sockets a client: with sockets counted (at most 500), 43 of 200 clients were
+    refused a 503 (issue 23). Sessions are counted now, and the default serves them all."""
+    with serving_ann(redis_server, redis, tmp_path) as (server, token, clients):
         def connect():
             client = socketio.Client(reconnection=False)
             clients.append(client)
@@ -141,24 +148,13 @@ def test_an_office_behind_one_address_connects_with_default_settings(redis_serve
             failures = [f.exception() for f in [pool.submit(connect) for _ in range(300)]]
         assert failures == [None] * 300, [f for f in failures if f][:3]
         assert all(c.connected for c in clients)
-    finally:
-        for client in clients:
-            client.disconnect()
-        server.stop()
 
 
 def test_sessions_past_the_per_address_limit_are_refused_by_name(redis_server, redis, tmp_path):
-    import socketio
-
-    from app.users import accounts
-
-    accounts.create_user(redis, "ann", "ann-password")
-    server = LiveServer(redis_server.url, tmp_path, MAX_SESSIONS_PER_ADDRESS="2")
-    server.start()
-    clients = []
-    try:
-        token = server.token("ann", "ann-password")
-
+    """Past MAX_SESSIONS_PER_ADDRESS the next session is refused by name, and a closed
+    session frees its place."""
+    with serving_ann(redis_server, redis, tmp_path, MAX_SESSIONS_PER_ADDRESS="2") as (
+            server, token, clients):
         def connect():
             client = socketio.Client(reconnection=False)
             refused = []
@@ -178,7 +174,3 @@ def test_sessions_past_the_per_address_limit_are_refused_by_name(redis_server, r
         assert refused[0]["data"]["retry_after"] > 0
         clients[0].disconnect()
         wait_until(lambda: connect()[0].connected, timeout=15, message="a place freed")
-    finally:
-        for client in clients:
-            client.disconnect()
-        server.stop()
