@@ -7,7 +7,15 @@ holds ids read one by one above it. Both are sorted sets of zero-padded ids,
 so lexical order is id order; at most MAX_IDS are kept of each. Each change
 is announced on ``herald:control``, and every web process passes it to that
 user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
-"unread": [...]}``, so every tab's unread badge follows in real time.
+"unread": [...], "version": N}``, so every tab's unread badge follows in real time.
+
+``version`` counts the user's changes (one transaction each, in order), and
+the whole state carries the version it is at. A tab that has just changed an
+id itself knows the version its change got (the answer carries it) and leaves
+an older announcement about that id alone: announcements and answers travel
+different paths, and an echo of an earlier change arriving after a later one
+once flipped an item back to read for a moment (and redrew it under the
+keyboard focus).
 
 Nothing newer than the newest notification in history can be marked: ``upto``
 is clamped to it, and newer ids in ``ids`` and ``unread`` are left out of the
@@ -80,12 +88,17 @@ def parse(data):
 
 def get(client, user):
     """``{"upto": ID or None, "ids": [read ids above upto], "unread": [unread ids at or
-    below it]}``, ids in id order."""
+    below it], "version": changes so far}``, ids in id order, read in one transaction."""
     upto_key, ids_key, unread_key = _keys(user)
-    upto = client.hget(upto_key, "upto")
+    with client.pipeline() as pipe:  # MULTI: the three parts and the version agree
+        pipe.hmget(upto_key, "upto", "version")
+        pipe.zrange(ids_key, 0, -1)
+        pipe.zrange(unread_key, 0, -1)
+        (upto, version), ids, unread = pipe.execute()
     return {"upto": upto.decode() if upto else None,
-            "ids": [unpad(m) for m in client.zrange(ids_key, 0, -1)],
-            "unread": [unpad(m) for m in client.zrange(unread_key, 0, -1)]}
+            "ids": [unpad(m) for m in ids],
+            "unread": [unpad(m) for m in unread],
+            "version": int(version or 0)}
 
 
 def is_read(state, entry_id):
@@ -103,7 +116,9 @@ def mark(client, user, data):
 
 def apply(client, user, ids, upto, unread=()):
     """Apply checked ``ids`` (read), ``upto`` (all read up to it) and ``unread`` in one
-    transaction, announce the change, and return it: ``{"upto", "ids", "unread"}``.
+    transaction, announce the change, and return it: ``{"upto", "ids", "unread",
+    "version"}``. Every change writes the watched hash (its version), so changes
+    to one user's state are applied one after another, in version order.
 
     Marking all read up to ``upto`` also ends any unread exception below it.
     An id both marked read and unread in one change ends unread.
@@ -113,8 +128,9 @@ def apply(client, user, ids, upto, unread=()):
         while True:
             try:
                 pipe.watch(upto_key)
-                current = pipe.hget(upto_key, "upto")
+                current, version = pipe.hmget(upto_key, "upto", "version")
                 current = current.decode() if current else None
+                version = int(version or 0) + 1
                 newest = newest_id(pipe)  # "0-0" when there is no history
                 ceiling = id_key(newest)
                 ids = [i for i in ids if id_key(i) <= ceiling]
@@ -130,8 +146,9 @@ def apply(client, user, ids, upto, unread=()):
                 under = [i for i in read_now if id_key(i) <= floor]  # unread exceptions ending
                 again = sorted(unread, key=id_key)
                 change = {"upto": new_upto, "ids": sorted(fresh + under, key=id_key),
-                          "unread": again}
+                          "unread": again, "version": version}
                 pipe.multi()
+                pipe.hset(upto_key, "version", version)
                 if new_upto != current:
                     pipe.hset(upto_key, "upto", new_upto)
                     pipe.zremrangebylex(ids_key, "-", f"[{pad(new_upto)}")

@@ -44,6 +44,7 @@
       this.upto = null;
       this.readIds = {};
       this.unreadIds = {};
+      this.mine = {};         // id -> {pending, version}: this tab's own read changes
       this.archived = {};
       this.snoozed = {};      // id -> until (ms)
       this.recent = [];        // the last live envelopes, newest last
@@ -186,18 +187,33 @@
       this.applyRead(state);
     },
 
-    // The server's read state, whole or a change: {upto, ids, unread}.
+    // The server's read state, whole or a change: {upto, ids, unread, version}, or
+    // this tab's own change (no version: it is the newest there is).
+    //
+    // What the server says about an id this tab has changed itself is older
+    // than that change while the change awaits its answer, or when its version
+    // is lower than the one the answer carried: left alone. (The echo of an
+    // earlier change can arrive after a later one's answer: it once flipped an
+    // item back to read for a moment, and redrew it under the keyboard focus.)
     applyRead: function (change) {
-      var self = this;
+      var self = this, mine = self.mine, version = change.version;
+      function stale(id) {
+        var own = version !== undefined && mine[id];
+        return Boolean(own) && (own.pending > 0 || own.version > version);
+      }
       if (change.upto && (self.upto === null || herald.compareIds(change.upto, self.upto) > 0)) {
         self.upto = change.upto;
         // Marking all read up to a point ends the unread exceptions below it.
         _.each(_.keys(self.unreadIds), function (id) {
-          if (herald.compareIds(id, self.upto) <= 0) delete self.unreadIds[id];
+          if (herald.compareIds(id, self.upto) <= 0 && !stale(id)) delete self.unreadIds[id];
         });
       }
-      _.each(change.ids || [], function (id) { self.readIds[id] = true; delete self.unreadIds[id]; });
-      _.each(change.unread || [], function (id) { self.unreadIds[id] = true; delete self.readIds[id]; });
+      _.each(change.ids || [], function (id) {
+        if (!stale(id)) { self.readIds[id] = true; delete self.unreadIds[id]; }
+      });
+      _.each(change.unread || [], function (id) {
+        if (!stale(id)) { self.unreadIds[id] = true; delete self.readIds[id]; }
+      });
       self.each(function (model) { model.set('read', self.isRead(model.id)); });
     },
 
@@ -206,10 +222,24 @@
     },
 
     setReadFor: function (models, read) {
-      var ids = _.pluck(models, 'id');
+      var ids = _.pluck(models, 'id'), mine = this.mine;
       var change = read ? {ids: ids} : {unread: ids};
+      _.each(ids, function (id) {
+        var own = mine[id] || (mine[id] = {pending: 0, version: 0});
+        own.pending += 1;
+      });
+      // Done when answered: from then on, what the server says newer than the answer counts.
+      function answered(version) {
+        _.each(ids, function (id) {
+          mine[id].pending -= 1;
+          if (version > mine[id].version) mine[id].version = version;
+        });
+      }
       this.applyRead(change);  // at once here; the server's echo changes nothing more
-      return herald.client.markRead(change).catch(function (error) {
+      return herald.client.markRead(change).then(function (ack) {
+        answered(ack.version || 0);
+      }, function (error) {
+        answered(0);
         herald.dispatcher.trigger('action:error', error.message);
       });
     },

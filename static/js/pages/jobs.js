@@ -20,10 +20,13 @@
     };
 
     herald.dispatcher.on('connected', function () {
+      // The note says so once it is true (the server answered): what is published
+      // to spark.job from then on arrives here. A refusal is tried at the next connect.
       if (!herald.covers(config.subscriptions, 'spark.job')) {
-        herald.client.subscribe(['spark.job']).catch(function () {});
-        config.subscriptions.push('spark.job');
-        $('#subscribed-note').prop('hidden', false);
+        herald.client.subscribe(['spark.job']).then(function () {
+          if (!herald.covers(config.subscriptions, 'spark.job')) config.subscriptions.push('spark.job');
+          $('#subscribed-note').prop('hidden', false);
+        }, function () {});
       }
     });
   });

@@ -92,11 +92,18 @@
       });
     },
 
+    // Drawn again when its read state changes (here or in another tab): the
+    // control that had the focus has it again, so Escape and Tab still work.
     render: function () {
       if (!this.envelope) return this;
+      var active = document.activeElement, focused = null;
+      if (active && active !== this.el && $.contains(this.el, active)) {
+        focused = active.id ? '#' + active.id : (active.className ? '.' + active.className.split(/\s+/)[0] : null);
+      }
       var read = this.collection.isRead(this.envelope.id);
       this.$el.html(this.template(this.envelope, read, this.collection.criteria.view)).prop('hidden', false);
       this.columns.addClass('with-detail');
+      if (focused) this.$(focused).first().trigger('focus');
       return this;
     },
 

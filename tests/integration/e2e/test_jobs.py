@@ -54,7 +54,11 @@ def job_processes(correlation_id):
 
 @pytest.fixture
 def admin_on_jobs(live_server, redis, page):
-    return open_as_admin(page, live_server, redis, "Jobs")
+    """The Jobs page of a new admin, once its subscription to spark.job is in place: what
+    is published to spark.job from then on arrives (publishing sooner raced it)."""
+    page = open_as_admin(page, live_server, redis, "Jobs")
+    expect(page.locator("#subscribed-note")).to_be_visible()
+    return page
 
 
 def test_progress_bar_appears_fills_and_shows_the_result(admin_on_jobs, tmp_path):

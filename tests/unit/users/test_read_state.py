@@ -11,6 +11,11 @@ from tests.support import issue_token
 NEWEST = "100000-0"  # the ids these tests mark are older than this notification
 
 
+def bare(state):
+    """A state or change without its version (checked on its own below)."""
+    return {key: value for key, value in state.items() if key != "version"}
+
+
 @pytest.fixture(autouse=True)
 def history(redis):
     """A notification newer than every id marked here: only ids up to it can be read."""
@@ -18,25 +23,25 @@ def history(redis):
 
 
 def test_mark_ids_then_all(redis):
-    assert read_state.get(redis, "ann") == {"upto": None, "ids": [], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": None, "ids": [], "unread": []}
     change = read_state.mark(redis, "ann", {"ids": ["5-0", "3-1", "3-1"]})
-    assert change == {"upto": None, "ids": ["3-1", "5-0"], "unread": []}
-    assert read_state.get(redis, "ann") == {"upto": None, "ids": ["3-1", "5-0"], "unread": []}
+    assert bare(change) == {"upto": None, "ids": ["3-1", "5-0"], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": None, "ids": ["3-1", "5-0"], "unread": []}
     change = read_state.mark(redis, "ann", {"upto": "4-0"})
-    assert change == {"upto": "4-0", "ids": [], "unread": []}
-    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0"], "unread": []}
+    assert bare(change) == {"upto": "4-0", "ids": [], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": "4-0", "ids": ["5-0"], "unread": []}
     # The watermark never goes back, and ids under it are not kept.
-    assert read_state.mark(redis, "ann", {"upto": "2-0", "ids": ["1-0", "9-0"]}) == {
+    assert bare(read_state.mark(redis, "ann", {"upto": "2-0", "ids": ["1-0", "9-0"]})) == {
         "upto": "4-0", "ids": ["1-0", "9-0"], "unread": []}
-    assert read_state.get(redis, "ann") == {"upto": "4-0", "ids": ["5-0", "9-0"], "unread": []}
-    assert read_state.get(redis, "bob") == {"upto": None, "ids": [], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": "4-0", "ids": ["5-0", "9-0"], "unread": []}
+    assert bare(read_state.get(redis, "bob")) == {"upto": None, "ids": [], "unread": []}
 
 
 def test_id_order_is_numeric_not_textual(redis):
     read_state.mark(redis, "ann", {"ids": ["10-0", "9-0", "9-10", "9-2"]})
     assert read_state.get(redis, "ann")["ids"] == ["9-0", "9-2", "9-10", "10-0"]
     read_state.mark(redis, "ann", {"upto": "9-2"})
-    assert read_state.get(redis, "ann") == {"upto": "9-2", "ids": ["9-10", "10-0"], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": "9-2", "ids": ["9-10", "10-0"], "unread": []}
 
 
 @pytest.mark.parametrize("data,words", [
@@ -47,7 +52,18 @@ def test_id_order_is_numeric_not_textual(redis):
 def test_bad_changes_are_refused_naming_the_field(redis, data, words):
     with pytest.raises(read_state.ReadStateError, match=words.replace("[", r"\[")):
         read_state.mark(redis, "ann", data)
-    assert read_state.get(redis, "ann") == {"upto": None, "ids": [], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": None, "ids": [], "unread": []}
+
+
+def test_every_change_has_the_next_version_and_the_state_says_its_own(redis):
+    """The version orders changes: a tab leaves an announcement older than its own
+    answered change alone (static/js/collections/notifications.js)."""
+    assert read_state.get(redis, "ann")["version"] == 0
+    versions = [read_state.mark(redis, "ann", change)["version"]
+                for change in ({"ids": ["3-0"]}, {"unread": ["3-0"]}, {"upto": "2-0"}, {"upto": "1-0"})]
+    assert versions == [1, 2, 3, 4]  # a change that changes nothing is counted too
+    assert read_state.get(redis, "ann")["version"] == 4
+    assert read_state.get(redis, "bob")["version"] == 0
 
 
 def bearer(name):
@@ -57,9 +73,9 @@ def bearer(name):
 def test_rest_endpoints(client, user, api_key):
     name = user[0]
     reply = client.post("/api/read-state", headers=bearer(name), json={"ids": ["7-0"]})
-    assert reply.status_code == 200 and reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": []}
+    assert reply.status_code == 200 and reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
     reply = client.get("/api/read-state", headers=bearer(name))
-    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": []}
+    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
     reply = client.post("/api/read-state", headers=bearer(name), json={"upto": "bad"})
     assert reply.status_code == 400 and reply.get_json()["error"].startswith("upto: ")
     assert client.get("/api/read-state").status_code == 401
@@ -69,16 +85,16 @@ def test_rest_endpoints(client, user, api_key):
 def test_marking_unread_again_below_and_above_the_watermark(redis):
     read_state.mark(redis, "ann", {"upto": "5-0", "ids": ["7-0", "8-0"]})
     change = read_state.mark(redis, "ann", {"unread": ["3-0", "7-0"]})
-    assert change == {"upto": "5-0", "ids": [], "unread": ["3-0", "7-0"]}
+    assert bare(change) == {"upto": "5-0", "ids": [], "unread": ["3-0", "7-0"]}
     state = read_state.get(redis, "ann")
-    assert state == {"upto": "5-0", "ids": ["8-0"], "unread": ["3-0"]}
+    assert bare(state) == {"upto": "5-0", "ids": ["8-0"], "unread": ["3-0"]}
     assert not read_state.is_read(state, "3-0") and read_state.is_read(state, "4-0")
     assert not read_state.is_read(state, "7-0") and read_state.is_read(state, "8-0")
     read_state.mark(redis, "ann", {"ids": ["3-0"]})  # read once more
     assert read_state.get(redis, "ann")["unread"] == []
     read_state.mark(redis, "ann", {"unread": ["4-0"]})
     read_state.mark(redis, "ann", {"upto": "9-0"})  # mark all read ends every exception
-    assert read_state.get(redis, "ann") == {"upto": "9-0", "ids": [], "unread": []}
+    assert bare(read_state.get(redis, "ann")) == {"upto": "9-0", "ids": [], "unread": []}
 
 
 def test_ids_newer_than_the_newest_notification_are_not_applied(redis):
@@ -87,8 +103,8 @@ def test_ids_newer_than_the_newest_notification_are_not_applied(redis):
     far = "18446744073709551615-18446744073709551615"
     change = read_state.mark(redis, "ann", {"upto": far, "ids": ["5-0", far, "100000-1"],
                                             "unread": ["100001-0"]})
-    assert change == {"upto": NEWEST, "ids": ["5-0"], "unread": []}  # 5-0: read, under upto
-    assert read_state.get(redis, "ann") == {"upto": NEWEST, "ids": [], "unread": []}
+    assert bare(change) == {"upto": NEWEST, "ids": ["5-0"], "unread": []}  # 5-0: read, under upto
+    assert bare(read_state.get(redis, "ann")) == {"upto": NEWEST, "ids": [], "unread": []}
     later = Bus(redis).publish("t", "later")
     assert not read_state.is_read(read_state.get(redis, "ann"), later)
     assert read_state.mark(redis, "ann", {"ids": [later]})["ids"] == [later]
@@ -96,5 +112,5 @@ def test_ids_newer_than_the_newest_notification_are_not_applied(redis):
 
 def test_with_no_history_nothing_can_be_marked(redis):
     redis.delete(STREAM)
-    assert read_state.mark(redis, "ann", {"upto": "5-0", "ids": ["1-0"]}) == {
+    assert bare(read_state.mark(redis, "ann", {"upto": "5-0", "ids": ["1-0"]})) == {
         "upto": None, "ids": [], "unread": []}
