@@ -25,6 +25,7 @@ from app.realtime.budgets import ReadCoalescer
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.origins import origin_check
 from app.realtime.presence import Presence
+from app.realtime.recent import MAX_ENTRIES, Recent
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
 from app.realtime.server import HeraldServer
@@ -109,7 +110,7 @@ def build(config):
                           config["REPLAY_QUEUE"], sio.eio.create_event,
                           sessions_per_address=config["MAX_SESSIONS_PER_ADDRESS"])
     follower = LiveFollower(client, config["REDIS_URL"], name="relay")
-    seam = ReplaySeam(follower)
+    seam = ReplaySeam(follower, Recent(min(MAX_ENTRIES, config["HISTORY_MAX"])))
     streams = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"], presence)
     namespace = NotificationsNamespace(
         client, tokens, config["MAX_SUBSCRIPTIONS"], presence, seam,

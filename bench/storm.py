@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -169,14 +170,14 @@ def make_users(client, users):
 
 
 def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, users=5,
-          settle_timeout=180, before=3.0, after=1.0, cap=5000):
+          settle_timeout=180, before=3.0, after=1.0, cap=5000, profile=None):
     """One storm, start to end; returns the figures (see the module). ``env``: the
     restarted process's bounds; ``cap``: the clients' widest reconnect window (ms).
     Every process it starts is stopped before it returns."""
     bus = Bus(client)
     server = LiveServer(redis_url, folder, MAX_CONNECTIONS_PER_ADDRESS="0", MAX_SESSIONS_PER_ADDRESS="0",
                         **UNBOUNDED)
-    crowd = publisher = sampler = None
+    crowd = publisher = sampler = spy = None
     try:
         server.start()
         tokens = [server.token(name, password) for name, password in make_users(client, users)]
@@ -202,7 +203,15 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
         healthy_s = time.monotonic() - started
         sampler = PeakRss(server.process.pid)
         sampler.start()
+        if profile:  # py-spy over the restarted process, from its start until the clients are back
+            spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid",
+                                    str(server.process.pid), "--rate", "200", "--format", "raw",
+                                    "--nonblocking", "--output", str(profile)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         settled = settle(crowd, lambda status: status["back"] == clients, settle_timeout)
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)  # it writes what it has on SIGINT
+            spy.wait(30)
         time.sleep(after)
         publisher.stop()
         marker = bus.publish(f"{TOPIC}.tick", "the last", data={"t": time.time() * 1000})
@@ -218,6 +227,9 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
             publisher.stop()
         if sampler is not None:
             sampler.stop()
+        if spy is not None and spy.poll() is None:
+            spy.kill()
+            spy.wait(10)
         if crowd is not None:
             crowd.stop()
         server.stop()
@@ -248,6 +260,9 @@ def main():
     parser.add_argument("--configs", default="default,rate,unbounded")
     parser.add_argument("--admit-rate", default="200", help="ADMIT_RATE of the `rate` configuration")
     parser.add_argument("--admit-burst", default="200")
+    parser.add_argument("--profile", default="",
+                        help="py-spy's collapsed stacks of the restarted process (of each "
+                             "configuration) to this file, suffixed by the configuration's name")
     parser.add_argument("--settle", type=float, default=300,
                         help="seconds to wait for every client to be live again")
     args = parser.parse_args()
@@ -262,7 +277,8 @@ def main():
         try:
             results[name] = storm(redis_server.url, client, folder, args.clients, configs[name],
                                   interval=1 / args.rate, outage=args.outage,
-                                  settle_timeout=args.settle)
+                                  settle_timeout=args.settle,
+                                  profile=f"{args.profile}.{name}" if args.profile else None)
         finally:
             client.close()
             redis_server.stop()

@@ -12,10 +12,10 @@ and credentials that ended (app.stream.control; one handler per kind).
 Server-Sent Events streams (streams.py) get the same batches, by the same
 rooms, and follow the same control messages.
 
-For connections that resume from a ``last_id`` it fills the replay seam
-(seam.py): what it delivers is kept for every held connection that may see
-it, and a connection whose replay ran ahead of the relay skips, up to its
-floor, what the replay already sent.
+For connections that resume from a ``last_id`` it fills the window of recent
+notifications (recent.py), from which replays read and held connections are
+handed what came meanwhile (seam.py); a connection whose replay ran ahead of
+the relay skips, up to its floor, what the replay already sent.
 """
 import time
 
@@ -47,8 +47,14 @@ class Relay:
         self.control.on(control.REVOKED, self._revoked)
         self.control.on(control.SUBSCRIPTIONS, self._subscriptions)
         self.running = False
+        follower.on_start = self._begin  # the window starts where the following does
         self.delivered = 0
         self.lag = Histogram(LAG_BUCKETS)  # publish (the id's time) to fan-out, per batch
+
+    def _begin(self, position):
+        """The follower starts at ``position``: the window of recent notifications is
+        filled back from the stream up to it (one read), and complete from there."""
+        self.seam.recent.backfill(self.follower.client, position)
 
     def start(self):
         """Start relaying in a background greenlet (or thread, outside gevent)."""
@@ -101,6 +107,7 @@ class Relay:
         batch = []
         streamed = [] if self.streams else None
         seam = self.seam
+        recent = seam.recent
         for envelope, raw in pairs:
             key = id_key(envelope["id"])
             topic, owner = envelope["topic"], envelope.get("user")
@@ -110,8 +117,7 @@ class Relay:
             batch.append((rooms.rooms_for(topic, owner), text, skip))
             if streamed is not None:
                 streamed.append((batch[-1][0], envelope["id"], text, skip))
-            if seam.held:
-                seam.keep(envelope)
+            recent.add(key, envelope["id"], topic, owner, text)
             if floors:
                 seam.floors = {sid: floor for sid, floor in floors.items() if floor > key}
         self.sio.fan_out_many(rooms.NAMESPACE, batch)

@@ -56,6 +56,7 @@ class LiveFollower:
         self.log = logging.getLogger(f"herald.{name}")
         self.position = None
         self.position_key = (0, 0)
+        self.on_start = None  # called with the first position, before it is followed
         self.connected = False
         self.reconnects = 0
 
@@ -74,7 +75,10 @@ class LiveFollower:
             pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
             try:
                 if self.position is None:
-                    self.advance(history.newest_id(self.client))
+                    position = history.newest_id(self.client)
+                    if self.on_start is not None:
+                        self.on_start(position)  # before any notification is handed on
+                    self.advance(position)
                 pubsub.subscribe(*channels)
                 self.catch_up()
                 self._set_connected(True)

@@ -214,8 +214,9 @@ def feed_latest(client, user, subscriptions, limit, wanted=EVERYTHING, before=No
     return found, end, cursor if more else None
 
 
-def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK):
-    """Yield (visible notifications, cursor) chunk by chunk from ``after`` to the stream's end."""
+def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK, raw=False):
+    """Yield (visible notifications, cursor) chunk by chunk from ``after`` to the stream's
+    end; with ``raw``, each notification as ``(id, its JSON)`` rather than decoded."""
     if id_key(after) >= LAST_ID:
         return
     start = f"({after}"
@@ -224,8 +225,13 @@ def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK):
         entries = client.xrange(STREAM, min=start, max="+", count=chunk)
         if not entries:
             return
-        visible = [_envelope(entry_id, fields) for entry_id, fields in entries
-                   if _visible(fields, user, subscriptions, entry_id, floor)]
+        if raw:
+            visible = [(entry_id.decode(), with_id(fields[b"envelope"], entry_id).decode())
+                       for entry_id, fields in entries
+                       if _visible(fields, user, subscriptions, entry_id, floor)]
+        else:
+            visible = [_envelope(entry_id, fields) for entry_id, fields in entries
+                       if _visible(fields, user, subscriptions, entry_id, floor)]
         cursor = entries[-1][0].decode()
         yield visible, cursor
         if len(entries) < chunk:
@@ -248,7 +254,27 @@ def newest_id(client):
     return newest[0][0].decode() if newest else "0-0"
 
 
-def missed_history(client, last_id):
+_READ = object()
+
+
+def stream_info(client):
+    """XINFO STREAM of the stream (its first entry, last generated id, length,
+    entries added), or None when it does not exist."""
+    try:
+        return client.xinfo_stream(STREAM)
+    except redis.ResponseError:  # no such key
+        return None
+
+
+def first_retained(info):
+    """The id of the oldest entry the stream holds (``info``: :func:`stream_info`), or None."""
+    first = info.get("first-entry") if info else None
+    if not first:
+        return None
+    return first[0].decode() if isinstance(first[0], bytes) else first[0]
+
+
+def missed_history(client, last_id, info=_READ):
     """True when notifications after ``last_id`` may have been trimmed away (or lost).
 
     Trimming removes the oldest entries, so that is the case when ``last_id``
@@ -257,10 +283,11 @@ def missed_history(client, last_id):
     (Redis lost its data), the client's picture cannot be repaired by replay.
     So too when ``last_id`` is older than the stream's epoch (its first entry
     ever, see app/stream/publish.py): it comes from a stream deleted or replaced since.
+    ``info``: the stream's :func:`stream_info`, when the caller has it already.
     """
-    try:
-        info = client.xinfo_stream(STREAM)
-    except redis.ResponseError:  # no such key: nothing was ever published
+    if info is _READ:
+        info = stream_info(client)
+    if info is None:  # no such key: nothing was ever published
         return id_key(last_id) > (0, 0)
     if id_key(last_id) > id_key(info["last-generated-id"]):
         return True

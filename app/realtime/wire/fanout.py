@@ -78,6 +78,23 @@ class FanOut:
                 for index in indexes:
                     self.send_notification(namespace, eio_sid, batch[index][1], socket)
 
+    def send_page(self, namespace, sid, texts):
+        """A replay's page (notifications' JSON ``texts``) to one connection, as one
+        ``notifications`` event built from the JSON as it is: written at once when
+        the connection is idle, else queued behind what waits (in order)."""
+        eio_sid = self.manager.eio_sid_from_sid(sid, namespace)
+        socket = self.eio.sockets.get(eio_sid) if eio_sid is not None else None
+        if socket is None or socket.closing or socket.closed:
+            return
+        writer = getattr(socket, "lean_writer", None)
+        if writer is not None and not writer.busy and not socket.queue.qsize():
+            writer.write_now(notifications_frame(namespace, texts, listed=True))
+            return
+        packet = NotificationPacket(namespace, texts[0], listed=True)
+        for text in texts[1:]:
+            packet.add(text)
+        socket.queue.put(packet)
+
     def send_notification(self, namespace, eio_sid, text, socket=None):
         """Queue one notification for a client, merged into the packet waiting for it if any.
 

@@ -9,15 +9,17 @@ final websocket text frame (RFC 6455, 5.2).
 import struct
 
 
-def notifications_frame(namespace, texts):
+def notifications_frame(namespace, texts, listed=False):
     """The websocket frame of a Socket.IO event carrying notifications (their JSON
-    ``texts``): ``notification`` for one, ``notifications`` with a list for more."""
-    return websocket_frame(f"42{namespace},{event_body(texts)}".encode())
+    ``texts``): ``notification`` for one, ``notifications`` with a list for more
+    (or always, when ``listed``: a replay's pages)."""
+    return websocket_frame(f"42{namespace},{event_body(texts, listed)}".encode())
 
 
-def event_body(texts):
-    """``["notification", N]`` for one notification's JSON, else ``["notifications", [N, ...]]``."""
-    if len(texts) == 1:
+def event_body(texts, listed=False):
+    """``["notification", N]`` for one notification's JSON, else (or when ``listed``)
+    ``["notifications", [N, ...]]``."""
+    if len(texts) == 1 and not listed:
         return '["notification",' + texts[0] + "]"
     return '["notifications",[' + ",".join(texts) + "]]"
 

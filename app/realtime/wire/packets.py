@@ -14,13 +14,14 @@ from app.realtime.wire.frames import event_body
 class NotificationPacket(eio_packet.Packet):
     """A ``42/namespace,[...]`` message of notifications (their JSON texts) for one client."""
 
-    def __init__(self, namespace, text):  # no super().__init__: its type checks are not needed
+    def __init__(self, namespace, text, listed=False):  # no super().__init__: its checks are not needed
         self.packet_type = eio_packet.MESSAGE
         self.data = ""
         self.binary = False
         self.encode_cache = None
         self.prefix = f"42{namespace},"
         self.items = [text]
+        self.listed = listed  # a ``notifications`` list even of one (a replay's page)
         self.taken = False
 
     def add(self, text):
@@ -29,6 +30,6 @@ class NotificationPacket(eio_packet.Packet):
     def encode(self, b64=False):
         if not self.taken:
             self.taken = True
-            self.encode_cache = self.prefix + event_body(self.items)
+            self.encode_cache = self.prefix + event_body(self.items, self.listed)
             self.items = None
         return self.encode_cache

@@ -222,9 +222,8 @@ def _replay(client, seam, hub, opened, last_id, pause=lambda: None):
 
     for name, payload in replay.steps(client, seam, opened.key, opened.user, opened.topics,
                                       last_id, go_live):
-        if name == "notifications":
-            yield b"".join(notification(envelope["id"], orjson.dumps(envelope))
-                           for envelope in payload)
+        if name == "notifications":  # their JSON as the relay delivered it
+            yield b"".join(notification(entry_id, text) for entry_id, text in payload)
         else:
             yield event(name.encode(), payload)
         pause()

@@ -88,7 +88,7 @@ def test_held_connection_keeps_only_what_it_may_see(relay):
     hand_on(relay, env("8-0", "news.b", user="ben"))
     topics, pending = relay.seam.release("s1", "4-0")
     assert topics == ["news"]
-    assert [n["id"] for n in pending] == ["5-0", "7-0"]
+    assert [entry_id for entry_id, _text in pending] == ["5-0", "7-0"]
     assert "s1" not in relay.seam.held
 
 
@@ -97,13 +97,13 @@ def test_release_drops_what_the_replay_already_sent(relay):
     for entry_id in ["5-0", "6-0", "7-0"]:
         hand_on(relay, env(entry_id))
     _, pending = relay.seam.release("s1", "6-0")
-    assert [n["id"] for n in pending] == ["7-0"]
+    assert [entry_id for entry_id, _text in pending] == ["7-0"]
 
 
 def test_release_without_cursor_after_reset_hands_over_everything(relay):
     relay.seam.hold("s1", "ann", ["news"])
     hand_on(relay, env("5-0"))
-    assert [n["id"] for n in relay.seam.release("s1", None)[1]] == ["5-0"]
+    assert [entry_id for entry_id, _text in relay.seam.release("s1", None)[1]] == ["5-0"]
 
 
 def test_floor_skips_what_a_lagging_relay_would_send_twice(relay):
@@ -126,7 +126,7 @@ def test_subscription_change_while_held(relay):
     hand_on(relay, env("5-0", "news.a"))
     hand_on(relay, env("6-0", "spark.x"))
     topics, pending = relay.seam.release("s1", "4-0")
-    assert topics == ["spark"] and [n["id"] for n in pending] == ["6-0"]
+    assert topics == ["spark"] and [entry_id for entry_id, _text in pending] == ["6-0"]
 
 
 def test_catch_up_relays_what_the_stream_holds_past_the_position(relay, redis):

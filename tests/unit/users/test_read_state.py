@@ -73,7 +73,8 @@ def bearer(name):
 def test_rest_endpoints(client, user, api_key):
     name = user[0]
     reply = client.post("/api/read-state", headers=bearer(name), json={"ids": ["7-0"]})
-    assert reply.status_code == 200 and reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
+    assert reply.status_code == 200
+    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
     reply = client.get("/api/read-state", headers=bearer(name))
     assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
     reply = client.post("/api/read-state", headers=bearer(name), json={"upto": "bad"})

@@ -1,0 +1,100 @@
+/*
+ * The read state of herald.Notifications (collections/notifications.js), mixed
+ * into it: the server's state, shared by all of the user's tabs (`read` events:
+ * everything up to `upto`, plus `ids` above it, minus `unread` exceptions below
+ * it), and this tab's own changes, applied at once and sent to the server.
+ */
+(function (herald) {
+  'use strict';
+
+  herald.ReadState = {
+    isRead: function (id) {
+      if (this.unreadIds[id]) return false;
+      return Boolean(this.readIds[id]) || (this.upto !== null && herald.compareIds(id, this.upto) <= 0);
+    },
+
+    setRead: function (state) {
+      this.upto = null;
+      this.readIds = {};
+      this.unreadIds = {};
+      this.applyRead(state);
+    },
+
+    // The server's read state, whole or a change: {upto, ids, unread, version}, or
+    // this tab's own change (no version: it is the newest there is).
+    //
+    // What the server says about an id this tab has changed itself is older
+    // than that change while the change awaits its answer, or when its version
+    // is lower than the one the answer carried: left alone. (The echo of an
+    // earlier change can arrive after a later one's answer: it once flipped an
+    // item back to read for a moment, and redrew it under the keyboard focus.)
+    applyRead: function (change) {
+      var self = this, mine = self.mine, version = change.version;
+      function stale(id) {
+        var own = version !== undefined && mine[id];
+        return Boolean(own) && (own.pending > 0 || own.version > version);
+      }
+      if (change.upto && (self.upto === null || herald.compareIds(change.upto, self.upto) > 0)) {
+        self.upto = change.upto;
+        // Marking all read up to a point ends the unread exceptions below it.
+        _.each(_.keys(self.unreadIds), function (id) {
+          if (herald.compareIds(id, self.upto) <= 0 && !stale(id)) delete self.unreadIds[id];
+        });
+      }
+      _.each(change.ids || [], function (id) {
+        if (!stale(id)) { self.readIds[id] = true; delete self.unreadIds[id]; }
+      });
+      _.each(change.unread || [], function (id) {
+        if (!stale(id)) { self.unreadIds[id] = true; delete self.readIds[id]; }
+      });
+      self.each(function (model) { model.set('read', self.isRead(model.id)); });
+    },
+
+    unreadCount: function () {
+      return this.where({read: false}).length;
+    },
+
+    setReadFor: function (models, read) {
+      var ids = _.pluck(models, 'id'), mine = this.mine;
+      var change = read ? {ids: ids} : {unread: ids};
+      _.each(ids, function (id) {
+        var own = mine[id] || (mine[id] = {pending: 0, version: 0});
+        own.pending += 1;
+      });
+      // Done when answered: from then on, what the server says newer than the answer counts.
+      function answered(version) {
+        _.each(ids, function (id) {
+          mine[id].pending -= 1;
+          if (version > mine[id].version) mine[id].version = version;
+        });
+      }
+      this.applyRead(change);  // at once here; the server's echo changes nothing more
+      return herald.client.markRead(change).then(function (ack) {
+        answered(ack.version || 0);
+      }, function (error) {
+        answered(0);
+        herald.dispatcher.trigger('action:error', error.message);
+      });
+    },
+
+    markRead: function (model) {
+      if (model.get('read')) return Promise.resolve();
+      return this.setReadFor([model], true);
+    },
+
+    // Everything in the user's feed up to the newest notification seen is read.
+    markAllRead: function () {
+      var newest = herald.client.cursor.value;
+      if (!this.isEmpty() && (!newest || herald.compareIds(this.first().id, newest) > 0)) {
+        newest = this.first().id;
+      }
+      if (!newest) return Promise.resolve();
+      this.applyRead({upto: newest, ids: [], unread: []});
+      return herald.client.markRead({upto: newest}).catch(function (error) {
+        herald.dispatcher.trigger('action:error', error.message);
+      });
+    }
+  };
+
+  _.extend(herald.Notifications.prototype, herald.ReadState);
+})(window.herald = window.herald || {});
