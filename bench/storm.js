@@ -8,7 +8,10 @@
 // and whether it came in a replay or live), every `replayed`, every connect
 // attempt with the last_id it sent, every refusal.
 //
-//   node bench/storm.js --url http://127.0.0.1:5000 --tokens T1,T2 --clients 500
+//   node bench/storm.js --url http://127.0.0.1:5000 --tokens T1,T2 --clients 500 [--plain 1]
+//
+// With --plain 1 the clients are plain socket.io-clients instead: each sends its
+// newest id as last_id and retries every 0.5 s, ignoring retry_after.
 //
 // Client i uses token i mod the number of tokens. The clients connect in batches
 // of --batch; "ready N" is printed once all have been replayed to (live). Then
@@ -34,7 +37,7 @@ const readline = require('readline');
 const ROOT = path.join(__dirname, '..');
 const io = require(path.join(ROOT, 'node_modules/socket.io-client'));
 
-const args = { url: '', tokens: '', clients: 100, batch: 250, base: 500, cap: 5000 };
+const args = { url: '', tokens: '', clients: 100, batch: 250, base: 500, cap: 5000, plain: '0' };
 for (let i = 2; i < process.argv.length; i += 2) {
   args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 }
@@ -83,12 +86,31 @@ class Probe {
     this.backRecovered = null;
     this.relapses = 0;        // replays after that one (it was lost again after coming back)
     this.firstStormLive = null;  // publish time of its first live receipt published after the restart
+    if (args.plain === '1') {
+      this.plain(tokens[index % tokens.length]);
+      return;
+    }
     this.client = Herald.connect({
       url: args.url, token: tokens[index % tokens.length], transports: ['websocket'],
       reconnectionDelay: Number(args.base), reconnectionDelayMax: Number(args.cap),
     });
     this.client.on('error', () => {});  // refused for good: shows in the check
     this.client.opened.then((socket) => this.watch(socket));
+  }
+
+  // A plain Socket.IO client, not herald.js: it sends its newest id as last_id,
+  // retries every 0.5 s on its own schedule (no jitter) and never reads retry_after.
+  plain(token) {
+    const socket = io(args.url + '/notifications', {
+      transports: ['websocket'], reconnectionDelay: 500, reconnectionDelayMax: 500,
+      randomizationFactor: 0,
+      auth: (callback) => callback(this.lastId === null ? { token } : { token, last_id: this.lastId }),
+    });
+    this.watch(socket);
+    const again = () => setTimeout(() => { if (!socket.connected && !socket.active) socket.connect(); }, 500);
+    socket.on('connect_error', again);  // refused by the server: socket.io-client gives up
+    socket.on('disconnect', (reason) => { if (reason === 'io server disconnect') again(); });
+    this.client = { close: () => socket.close() };
   }
 
   watch(socket) {

@@ -58,11 +58,12 @@ class StormClients:
     """bench/storm.js: ``count`` herald.js clients in one Node process, driven over
     its stdin/stdout (one command, one JSON answer; every wait bounded)."""
 
-    def __init__(self, url, tokens, count, folder, ready_timeout=300, base=500, cap=5000):
+    def __init__(self, url, tokens, count, folder, ready_timeout=300, base=500, cap=5000, plain=False):
         self.log = open(Path(folder) / "storm-clients.log", "wb")
         self.process = subprocess.Popen(
             ["node", str(ROOT / "bench" / "storm.js"), "--url", url, "--tokens", ",".join(tokens),
-             "--clients", str(count), "--base", str(base), "--cap", str(cap)],
+             "--clients", str(count), "--base", str(base), "--cap", str(cap),
+             "--plain", "1" if plain else "0"],
             cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.lines = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -170,7 +171,7 @@ def make_users(client, users):
 
 
 def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, users=5,
-          settle_timeout=180, before=3.0, after=1.0, cap=5000, profile=None):
+          settle_timeout=180, before=3.0, after=1.0, cap=5000, profile=None, plain=False):
     """One storm, start to end; returns the figures (see the module). ``env``: the
     restarted process's bounds; ``cap``: the clients' widest reconnect window (ms).
     Every process it starts is stopped before it returns."""
@@ -181,7 +182,7 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
     try:
         server.start()
         tokens = [server.token(name, password) for name, password in make_users(client, users)]
-        crowd = StormClients(server.url, tokens, clients, folder, cap=cap)
+        crowd = StormClients(server.url, tokens, clients, folder, cap=cap, plain=plain)
         publisher = SteadyPublisher(
             lambda title: bus.publish(f"{TOPIC}.tick", title, data={"t": time.time() * 1000}),
             interval=interval)
@@ -191,6 +192,7 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
         wait_until(lambda: crowd.status(first)["have"] == clients, timeout=60,
                    interval=0.2, message="every client live")
         time.sleep(before)
+        steady_rss = rss_mb(server.process.pid)  # every client connected and live
         crowd.ask("mark")
         server.kill()
         time.sleep(outage)
@@ -219,6 +221,7 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
         sampler.stop()
         result = crowd.check(publisher.accepted + [marker], folder)
         result.update(settled=settled, peak_rss_mb=round(sampler.peak, 1),
+                      steady_rss_mb=round(steady_rss, 1), clients_kind="plain" if plain else "herald.js",
                       healthy_after_s=round(healthy_s, 2), server_deferred=deferred_by_server(server),
                       published=len(publisher.accepted) + 1, env=env)
         return result
@@ -246,7 +249,8 @@ def row(name, r):
     return (f"| {name} | {back} (first {ms(r['first_back_ms'])}) | "
             f"{n(r['storm_live_p50_ms'])} / {n(r['storm_live_p99_ms'])} / {n(r['storm_live_max_ms'])} ms "
             f"({r['storm_live_deliveries']:,}; before the kill {n(r['calm_live_p50_ms'])} / "
-            f"{n(r['calm_live_p99_ms'])} / {n(r['calm_live_max_ms'])}) | {r['peak_rss_mb']} MB | "
+            f"{n(r['calm_live_p99_ms'])} / {n(r['calm_live_max_ms'])}) | {r['peak_rss_mb']} MB "
+            f"({r['peak_rss_mb'] / r['steady_rss_mb']:.2f}× the {r['steady_rss_mb']} MB before) | "
             f"{r['attempts_after_kill']:,} | {r['busy_refusals']:,} "
             f"({r['clients_refused_busy']:,} clients; server {n(r['server_deferred'])}) | "
             f"{r['mismatched']:,} / {r['wrong_last_id']:,} / {r['relapsed']:,} |")
@@ -263,6 +267,9 @@ def main():
     parser.add_argument("--profile", default="",
                         help="py-spy's collapsed stacks of the restarted process (of each "
                              "configuration) to this file, suffixed by the configuration's name")
+    parser.add_argument("--plain", action="store_true",
+                        help="plain socket.io-clients retrying every 0.5 s, ignoring retry_after "
+                             "(else herald.js)")
     parser.add_argument("--settle", type=float, default=300,
                         help="seconds to wait for every client to be live again")
     args = parser.parse_args()
@@ -278,7 +285,8 @@ def main():
             results[name] = storm(redis_server.url, client, folder, args.clients, configs[name],
                                   interval=1 / args.rate, outage=args.outage,
                                   settle_timeout=args.settle,
-                                  profile=f"{args.profile}.{name}" if args.profile else None)
+                                  profile=f"{args.profile}.{name}" if args.profile else None,
+                                  plain=args.plain)
         finally:
             client.close()
             redis_server.stop()

@@ -60,6 +60,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.admins = set()  # the sids of admins' connections
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
+        self.turns = {}  # sid -> its storm.Turn, while its replay waits or runs
         self.presence = presence  # an app.realtime.presence.Presence: who is online
 
     # -- connect and replay ----------------------------------------------------
@@ -103,6 +104,8 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
         else:
             self.seam.hold(sid, name, topics, who.topics)
+            if turn is not None:
+                self.turns[sid] = turn
             self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)
 
     def _go_live(self, sid, name, topics):
@@ -137,6 +140,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         finally:
             if turn is not None:
                 turn.done()
+                self.turns.pop(sid, None)
             self.seam.forget_hold(sid)
 
     def _say_live(self, sid, position):
@@ -196,6 +200,9 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
         self.seam.forget(sid)
+        turn = self.turns.pop(sid, None)
+        if turn is not None:
+            turn.wake()  # its replay, waiting for its turn, ends now
 
     # -- presence ----------------------------------------------------------------
 

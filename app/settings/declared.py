@@ -40,7 +40,7 @@ SETTINGS = _declare(
     S("MAX_CONNECTIONS", "whole", 0), S("MAX_CONNECTIONS_PER_ADDRESS", "whole", None),
     S("MAX_SESSIONS_PER_ADDRESS", "whole", 3000),
     S("ADMIT_RATE", "whole", 0), S("ADMIT_BURST", "whole", 0),
-    S("REPLAY_CONCURRENCY", "whole", 32), S("REPLAY_QUEUE", "whole", 256),
+    S("REPLAY_CONCURRENCY", "whole", 32), S("REPLAY_QUEUE", "whole", 10_000),
     S("WEBSOCKET_TIMEOUT", "whole", 60), S("SSE_HEARTBEAT", "whole", 15),
     S("STREAM_TOKEN_TTL", "whole", 120), S("SOCKETIO_ORIGINS", "list", ()),
     S("JWT_SECRET", "text", ""), S("JWT_PUBLIC_KEY", "text", ""), S("JWT_AUDIENCE", "text", ""),
