@@ -23,6 +23,7 @@ last history chunk, joining the rooms and taking over the held notifications
 happen in one step with no I/O in between (gevent switches only on I/O), so
 nothing falls between the two and the held ones already replayed are dropped.
 """
+import functools
 import logging
 
 import socketio
@@ -104,9 +105,14 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
         else:
             self.seam.hold(sid, name, topics, who.topics)
+            replay_now = functools.partial(self.server.start_background_task, self._replay, sid,
+                                           name, topics, last_id, turn)
             if turn is not None:
                 self.turns[sid] = turn
-            self.server.start_background_task(self._replay, sid, name, topics, last_id, turn)
+            if turn is None or turn.granted:
+                replay_now()
+            else:  # started when its turn comes: no greenlet waits meanwhile
+                turn.start = replay_now
 
     def _go_live(self, sid, name, topics):
         self.enter_room(sid, rooms.user_room(name))
@@ -202,7 +208,10 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.seam.forget(sid)
         turn = self.turns.pop(sid, None)
         if turn is not None:
-            turn.wake()  # its replay, waiting for its turn, ends now
+            if turn.start is not None and not turn.granted:
+                turn.done()  # it never started: its place in line is let go
+            else:
+                turn.wake()  # its replay, waiting for its turn, ends now
 
     # -- presence ----------------------------------------------------------------
 

@@ -79,9 +79,15 @@ class Schedule:
 
 
 class Turn:
-    """One connection's place for its replay: granted at once, or waiting in line."""
+    """One connection's place for its replay: granted at once, or waiting in line.
 
-    __slots__ = ("turns", "event", "granted", "started", "finished")
+    A waiter either sleeps in :meth:`wait` (an event stream's own greenlet), or
+    sets ``start``, called once its turn comes: a Socket.IO connection waits
+    with no greenlet at all (thousands of parked greenlets, each with its saved
+    stack, were most of a storm's peak memory) and its replay is started then.
+    """
+
+    __slots__ = ("turns", "event", "granted", "started", "finished", "start")
 
     def __init__(self, turns, event=None):
         self.turns = turns
@@ -89,6 +95,7 @@ class Turn:
         self.granted = event is None
         self.started = None
         self.finished = False
+        self.start = None
 
     def wait(self, gone, most=TURN_WAIT_MAX):
         """Wait until it is this turn's go: True; False when ``gone()`` says the
@@ -177,6 +184,8 @@ class ReplayTurns:
             following = self.waiting.popleft()  # its slot is the one freed: running stays
             following.granted = True
             following.event.set()
+            if following.start is not None:
+                following.start()
         else:
             self.running -= 1
 
