@@ -77,8 +77,10 @@ def serve():
     limit = config["MAX_CONNECTIONS"] or fd_budget()
     server = AdmittingServer(sock, bound_call(app.wsgi_app), limit,
                              config["MAX_CONNECTIONS_PER_ADDRESS"],
+                             max_handshakes=config["MAX_HANDSHAKES"],
                              handler_class=handler, log=access_log)
     app.extensions["herald.server"] = server
+    built.namespace.web_server = server  # a connect answered frees its handshake slot
 
     def shutdown():
         log.info("stopping")

@@ -89,6 +89,10 @@ def web_snapshot(app):
         "abusive_disconnects": sio.abusive_disconnects,
         "join_timeouts": sio.join_timeouts,
         "connections_refused": getattr(app.extensions.get("herald.server"), "refused", 0),
+        # Connections opened at once (MAX_HANDSHAKES): those that waited for a slot, and
+        # slots let go by their deadline rather than by a connect answered (wire/admission.py).
+        "handshakes_waited": getattr(app.extensions.get("herald.server"), "slot_waits", 0),
+        "handshakes_expired": getattr(app.extensions.get("herald.server"), "slot_expiries", 0),
         # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
         **app.extensions["herald.admission"].figures(),
         "sse_streams": len(app.extensions["herald.streams"]),
@@ -200,6 +204,14 @@ class HeraldCollector:
             "connections_refused": CounterMetricFamily(
                 "herald_connections_refused",
                 "Connections refused at the connection limits (in total, per address).",
+                labels=["process"]),
+            "handshakes_waited": CounterMetricFamily(
+                "herald_handshakes_waited",
+                "Connections that waited for a handshake slot (MAX_HANDSHAKES opened at once).",
+                labels=["process"]),
+            "handshakes_expired": CounterMetricFamily(
+                "herald_handshakes_expired",
+                "Handshake slots let go after HANDSHAKE_WAIT rather than by a connect answered.",
                 labels=["process"]),
             "connects_deferred": CounterMetricFamily(
                 "herald_connects_deferred",

@@ -31,6 +31,7 @@ import socketio
 from app.realtime import per_address, presence, replay, rooms, storm
 from app.realtime.deadlines import Deadlines
 from app.realtime.subscribing import Subscribing
+from app.realtime.wire.admission import opened as handshake_opened
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError, check_cursor, restrict
 from app.users import read_state, subscriptions
@@ -62,19 +63,23 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
         self.turns = {}  # sid -> its storm.Turn, while its replay waits or runs
+        self.web_server = None  # the AdmittingServer serving it (wsgi.py), if any
         self.presence = presence  # an app.realtime.presence.Presence: who is online
 
     # -- connect and replay ----------------------------------------------------
 
     def on_connect(self, sid, environ, auth=None):
-        auth = auth if isinstance(auth, dict) else {}
-        storm.admit_or_refuse(self.admission, auth.get("last_id") is not None)
-        address = per_address.enter(self.admission, environ)
         try:
-            self._connect(sid, auth, address)
-        except BaseException:
-            per_address.leave(self.admission, address)
-            raise
+            auth = auth if isinstance(auth, dict) else {}
+            storm.admit_or_refuse(self.admission, auth.get("last_id") is not None)
+            address = per_address.enter(self.admission, environ)
+            try:
+                self._connect(sid, auth, address)
+            except BaseException:
+                per_address.leave(self.admission, address)
+                raise
+        finally:  # answered: the server may open the next connection
+            handshake_opened(self.web_server, environ)
 
     def _connect(self, sid, auth, address):
         try:

@@ -15,21 +15,39 @@ them exhausted a process's descriptors, after which it answered nothing,
   timeout): a half-sent request, or a connection that sends nothing, is
   closed then (the transport's WebSocketHandler applies it).
 
+At most ``max_handshakes`` connections are *being opened* at once: from
+the start of their request until their Socket.IO connect is answered (the
+namespace calls :meth:`AdmittingServer.handshake_done`), their first
+response is out (not a websocket), or HANDSHAKE_WAIT seconds have passed.
+One more waits its turn, in arrival order, before anything is read or built
+for it (a greenlet with a shallow stack); a health probe never waits. A
+reconnect storm once had 5,000 connections mid-handshake at once, each a
+greenlet parked deep in a Redis call with its stack saved: the restarted
+process peaked at 1.3-1.4x the memory it needed once they were all back.
+(Not accepting them at all, leaving them to the kernel's backlog, did as
+well, but let a client holding idle connections stop all accepting, health
+probes included.)
+
 ``fd_budget()`` raises the process's soft descriptor limit to its hard one
 and says how many connections that allows, less the reserve and what Redis,
 logs and listeners need.
 """
+import collections
 import logging
 import resource
 import socket as sockets
 
 from gevent import pywsgi
+from gevent.event import Event
 
 log = logging.getLogger("herald.admission")
 
 PROBES = (b"GET /healthz", b"GET /readyz", b"GET /metrics")
 PROBE_WAIT = 1.0  # seconds to wait for an over-limit connection's request line
 OTHER_FDS = 400   # descriptors kept for Redis pools, logs, listeners and the reserve
+MAX_HANDSHAKES = 256  # connections being opened at once, at most (0: no bound)
+HANDSHAKE_WAIT = 3.0  # seconds a connection holds its handshake slot, at most
+HANDSHAKE_QUEUE_WAIT = 30.0  # seconds one waits for a slot, at most
 
 
 def fd_budget():
@@ -49,18 +67,64 @@ def refusal(reason, retry_after=5):
             b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
 
+def opened(server, environ):
+    """The request of ``environ`` became a long-lived connection (a Socket.IO connect
+    answered, an event stream started): its handshake slot on ``server`` (an
+    AdmittingServer, or None) is free. Keyed by the socket's peer, before any
+    ProxyFix rewrote REMOTE_ADDR."""
+    if server is not None:
+        peer = environ.get("werkzeug.proxy_fix.orig") or environ
+        server.handshake_done(peer.get("REMOTE_ADDR", ""), environ.get("REMOTE_PORT", ""))
+
+
 class AdmittingServer(pywsgi.WSGIServer):
     """pywsgi's WSGIServer that admits connections within limits (see the module)."""
 
     def __init__(self, listener, application, max_connections, per_address=0, reserve=64,
-                 **options):
+                 max_handshakes=MAX_HANDSHAKES, **options):
         super().__init__(listener, application, **options)
         self.max_connections = max_connections
         self.per_address = per_address
         self.reserve = reserve
+        self.max_handshakes = max_handshakes
+        self.handshakes = {}  # (address, str(port)) -> the timer that ends its handshake's slot
+        self.waiting = collections.deque()  # the Events of connections waiting for a slot
+        self.slot_waits = 0     # connections that waited for a slot
+        self.slot_expiries = 0  # slots let go at HANDSHAKE_WAIT, not by handshake_done
         self.open = 0
         self.by_address = {}
         self.refused = 0
+
+    def handshake_done(self, address, port):
+        """The connection from ``address``:``port`` is open (or gone): its slot goes
+        to the next in line."""
+        timer = self.handshakes.pop((address, str(port)), None)
+        if timer is None:
+            return
+        timer.close()
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.ready():  # (one that gave up waiting is passed over)
+                turn.set()
+                return
+
+    def _take_slot(self, sock, key):
+        """A handshake slot for ``key``, waited for in line when all are taken (a
+        health probe goes ahead). After HANDSHAKE_QUEUE_WAIT in line the connection
+        goes ahead anyway, as it would without the bound."""
+        if len(self.handshakes) >= self.max_handshakes and not self._probe(sock):
+            turn = Event()
+            self.waiting.append(turn)
+            self.slot_waits += 1
+            if not turn.wait(HANDSHAKE_QUEUE_WAIT):
+                turn.set()  # gave up: passed over when its turn comes
+        timer = self.handshakes[key] = self.loop.timer(HANDSHAKE_WAIT)
+        timer.start(self._slot_expired, *key)
+
+    def _slot_expired(self, address, port):
+        if (address, port) in self.handshakes:
+            self.slot_expiries += 1
+            self.handshake_done(address, port)
 
     def handle(self, sock, address):
         host = address[0] if isinstance(address, tuple) else ""
@@ -71,9 +135,14 @@ class AdmittingServer(pywsgi.WSGIServer):
             return
         self.open += 1
         self.by_address[host] = self.by_address.get(host, 0) + 1
+        key = (host, str(address[1])) if isinstance(address, tuple) and self.max_handshakes else None
         try:
+            if key is not None:
+                self._take_slot(sock, key)
             super().handle(sock, address)
         finally:
+            if key is not None:
+                self.handshake_done(*key)
             self.open -= 1
             left = self.by_address[host] - 1
             if left:

@@ -49,6 +49,18 @@ class WebSocketHandler(_WebSocketHandler):
     def __init__(self, sock, address, server, rfile=None):
         super().__init__(sock, address, server, rfile or sock.makefile("rb", READ_BUFFER))
 
+    def handle_one_response(self):
+        """A request served: unless it became a websocket (whose slot the namespace
+        frees once its Socket.IO connect is answered), its handshake slot is free
+        (AdmittingServer.handshake_done)."""
+        try:
+            return super().handle_one_response()
+        finally:
+            done = getattr(self.server, "handshake_done", None)
+            if done is not None and "wsgi.websocket" not in (self.environ or {}) \
+                    and isinstance(self.client_address, tuple):
+                done(self.client_address[0], self.client_address[1])
+
     def upgrade_connection(self):
         refusal = super().upgrade_connection()
         websocket = self.environ.get("wsgi.websocket")

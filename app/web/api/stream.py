@@ -33,6 +33,7 @@ from app.realtime import replay
 from app.realtime.per_address import RETRY_TOO_MANY, TooMany
 from app.realtime.storm import BUSY, Busy
 from app.realtime.streams import END, Stream
+from app.realtime.wire.admission import opened as handshake_opened
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError, check_cursor, id_key, restrict
 from app.users import accounts, subscriptions
@@ -136,6 +137,7 @@ def _open(who, last_id, admission):
         position = seam.follower.position
     else:
         seam.hold(opened.key, who.name, topics, who.topics)
+    handshake_opened(current_app.extensions.get("herald.server"), request.environ)  # it is open
     pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
     body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause,
                    who.expires)

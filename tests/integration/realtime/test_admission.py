@@ -174,3 +174,40 @@ def test_sessions_past_the_per_address_limit_are_refused_by_name(redis_server, r
         assert refused[0]["data"]["retry_after"] > 0
         clients[0].disconnect()
         wait_until(lambda: connect()[0].connected, timeout=15, message="a place freed")
+
+
+def metric(server, name):
+    """The value of metric ``name`` (summed over processes) on /metrics."""
+    text = requests.get(server.url + "/metrics", timeout=5).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(name + "{") or line.startswith(name + " "))
+
+
+def test_connections_opened_at_once_are_bounded_and_each_connect_answered_frees_its_slot(
+        redis_server, redis, tmp_path):
+    """MAX_HANDSHAKES=2 and 40 websocket clients at once: all connect, in turn, each
+    slot handed on when a connect is answered (never left to expire), and a health
+    probe is answered while idle connections hold both slots."""
+    with serving_ann(redis_server, redis, tmp_path, MAX_HANDSHAKES="2") as (server, token, clients):
+        held = idle(server, 2)  # both slots, until their deadline
+        try:
+            health = requests.get(server.url + "/healthz", timeout=2)  # sooner than that
+            assert health.status_code == 200
+        finally:
+            for sock in held:
+                sock.close()
+
+        def connect():
+            client = socketio.Client(reconnection=False)
+            clients.append(client)
+            client.connect(server.url, namespaces=["/notifications"], auth={"token": token},
+                           transports=["websocket"], wait_timeout=20)
+
+        with ThreadPoolExecutor(40) as pool:
+            failures = [f.exception() for f in [pool.submit(connect) for _ in range(40)]]
+        assert failures == [None] * 40, [f for f in failures if f][:3]
+        assert all(c.connected for c in clients)
+        wait_until(lambda: metric(server, "herald_handshakes_waited_total") > 0, timeout=15,
+                   message="a snapshot that counts the waits")
+        # The two idle connections' slots (and at most those) went by their deadline.
+        assert metric(server, "herald_handshakes_expired_total") <= 2
