@@ -270,6 +270,7 @@ def main():
     parser.add_argument("--plain", action="store_true",
                         help="plain socket.io-clients retrying every 0.5 s, ignoring retry_after "
                              "(else herald.js)")
+    parser.add_argument("--out", default="storm", help="the results file: bench/results/OUT.json")
     parser.add_argument("--settle", type=float, default=300,
                         help="seconds to wait for every client to be live again")
     args = parser.parse_args()
@@ -300,7 +301,7 @@ def main():
     with contextlib.suppress(OSError):
         (ROOT / "bench" / "results").mkdir(exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        (ROOT / "bench" / "results" / "storm.json").write_text(
+        (ROOT / "bench" / "results" / f"{args.out}.json").write_text(
             json.dumps({"measured_at": stamp, "args": vars(args), "results": results}, indent=2) + "\n")
 
 

@@ -14,7 +14,10 @@ copied over it, so that only the code under test differs (the harness may
 have learnt a setting since REF; an older REF ignores settings it does not
 know). The benches (each writes bench/results/<name>.json, read back here):
 
-- ``storm``: 2,000 clients, a web process killed and restarted (bench/storm.py);
+- ``storm``: 5,000 herald.js clients, a web process killed and restarted
+  (bench/storm.py);
+- ``storm-plain``: the same with 2,000 plain socket.io-clients that retry every
+  0.5 s and ignore retry_after, 20 notifications/s (FINDINGS' harness);
 - ``fanout``: 1,000 clients at 100k and 400k deliveries/s, and the memory of
   5,000 idle connections (bench/fanout.py);
 - ``bridge``: ZeroMQ ingest, fire-and-forget and confirmed (bench/bridge.py);
@@ -36,10 +39,23 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # name -> (command after the interpreter, results file, [(figure, path in the JSON, better)])
 BENCHES = {
-    "storm": (["bench/storm.py", "--clients", "2000", "--configs", "default"], "storm", [
-        ("storm: all clients back (s)", ("results", "default", "all_back_ms"), "lower", 1e-3),
-        ("storm: live delay p99 (ms)", ("results", "default", "storm_live_p99_ms"), "lower", 1),
-        ("storm: peak RSS (MB)", ("results", "default", "peak_rss_mb"), "lower", 1),
+    "storm": (["bench/storm.py", "--clients", "5000", "--configs", "default"], "storm", [
+        ("storm (5,000 herald.js): all clients back (s)", ("results", "default", "all_back_ms"),
+         "lower", 1e-3),
+        ("storm (5,000 herald.js): live delay p99 (ms)",
+         ("results", "default", "storm_live_p99_ms"), "lower", 1),
+        ("storm (5,000 herald.js): peak RSS (MB)", ("results", "default", "peak_rss_mb"), "lower", 1),
+        ("storm (5,000 herald.js): retry-later refusals", ("results", "default", "busy_refusals"),
+         "lower", 1),
+    ]),
+    "storm-plain": (["bench/storm.py", "--clients", "2000", "--rate", "20", "--configs", "default",
+                     "--plain", "--out", "storm-plain"], "storm-plain", [
+        ("storm (2,000 plain, 20/s): all clients back (s)", ("results", "default", "all_back_ms"),
+         "lower", 1e-3),
+        ("storm (2,000 plain, 20/s): worst live delay (ms)",
+         ("results", "default", "storm_live_max_ms"), "lower", 1),
+        ("storm (2,000 plain, 20/s): peak RSS (MB)", ("results", "default", "peak_rss_mb"),
+         "lower", 1),
     ]),
     "fanout": (["bench/fanout.py", "--servers", "herald", "--clients", "1000", "--rates", "100,400",
                 "--seconds", "5", "--idle", "5000"], "fanout", [
