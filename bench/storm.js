@@ -52,7 +52,10 @@ const fakeWindow = {
   addEventListener() {},
   removeEventListener() {},
 };
-new Function('window', fs.readFileSync(path.join(ROOT, 'clients/js/herald.js'), 'utf8'))(fakeWindow);
+// The client of the Herald under test (HERALD_SERVER_ROOT: bin/bench_compare.py), when it has one.
+const serverClient = path.join(process.env.HERALD_SERVER_ROOT || ROOT, 'clients/js/herald.js');
+const clientFile = fs.existsSync(serverClient) ? serverClient : path.join(ROOT, 'clients/js/herald.js');
+new Function('window', fs.readFileSync(clientFile, 'utf8'))(fakeWindow);
 const Herald = fakeWindow.Herald;
 
 // "<ms>-<seq>" as one exact number (seq < 1000 in a benchmark), so that thousands

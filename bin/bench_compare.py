@@ -9,10 +9,13 @@ and prints every figure with the ratio this tree / REF, marked when it moved
 the wrong way by more than ``--tolerance``.
 
 REF is checked out into a git worktree under ``var/bench-compare/`` with this
-tree's ``.venv`` and ``node_modules``, and this tree's ``bench/`` harness
-copied over it, so that only the code under test differs (the harness may
+tree's ``.venv`` and ``node_modules``. Both sides run this tree's harness
+(``bench/``, tests/support.py, and the Redis-side helpers it imports: users,
+subscriptions, publishing), which starts REF's own web server and workers
+(``HERALD_SERVER_ROOT``), so that only the code under test differs, even
+across a change of layout (c573371 predates app/stream/). The harness may
 have learnt a setting since REF; an older REF ignores settings it does not
-know). The benches (each writes bench/results/<name>.json, read back here):
+know. The benches (each writes bench/results/<name>.json, read back here):
 
 - ``storm``: 5,000 herald.js clients, a web process killed and restarted
   (bench/storm.py);
@@ -28,7 +31,7 @@ know). The benches (each writes bench/results/<name>.json, read back here):
 """
 import argparse
 import json
-import shutil
+import os
 import statistics
 import subprocess
 import sys
@@ -96,21 +99,22 @@ def checkout(ref):
     for shared in (".venv", "node_modules"):
         if not (tree / shared).exists():
             (tree / shared).symlink_to(ROOT / shared)
-    shutil.copytree(ROOT / "bench", tree / "bench", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("results", "*.png", "__pycache__"))
     return sha, tree
 
 
 def run(tree, name, log):
     """Run bench ``name`` in ``tree``; its results JSON, or None when it failed."""
     command, results, _figures = BENCHES[name]
-    path = tree / "bench" / "results" / f"{results}.json"
+    path = ROOT / "bench" / "results" / f"{results}.json"
     path.unlink(missing_ok=True)
     started = time.monotonic()
     with open(log, "a") as out:
         out.write(f"\n=== {tree} {name}: {' '.join(command)}\n")
         out.flush()
-        done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), *command], cwd=tree,
+        # This tree's harness (and its Redis-side helpers), ``tree``'s server and workers
+        # (tests/support.py starts them from HERALD_SERVER_ROOT; storm.js takes its herald.js).
+        env = dict(os.environ, HERALD_SERVER_ROOT=str(tree))
+        done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), *command], cwd=ROOT, env=env,
                               stdout=out, stderr=subprocess.STDOUT, timeout=1800)
     print(f"  {name} on {tree.name if tree != ROOT else 'this tree'}: "
           f"{time.monotonic() - started:.0f} s{'' if done.returncode == 0 else ' (FAILED)'}",

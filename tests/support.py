@@ -27,6 +27,9 @@ from app.ops import processes
 from app.redis_client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
+# The Herald whose processes are started: this tree, or another checkout (bin/bench_compare.py
+# runs this tree's benchmarks against an older commit's server and workers).
+SERVER_ROOT = Path(os.environ.get("HERALD_SERVER_ROOT") or ROOT)
 NAMESPACE = "/notifications"
 
 
@@ -114,7 +117,7 @@ class LiveServer:
 
     def start(self):
         self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=ROOT, env=self.env,
+        self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=SERVER_ROOT, env=self.env,
                                         stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(self._ready, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
 
@@ -177,7 +180,7 @@ class ExampleApp:
 
     def start(self):
         self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([sys.executable, "-m", "examples.board"], cwd=ROOT,
+        self.process = subprocess.Popen([sys.executable, "-m", "examples.board"], cwd=SERVER_ROOT,
                                         env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(self._up, timeout=15, message=f"example app ({self.log_path})")
 
@@ -275,7 +278,7 @@ class Bridge:
 
     def start(self):
         self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([sys.executable, "-m", "workers.zmq_bridge"], cwd=ROOT,
+        self.process = subprocess.Popen([sys.executable, "-m", "workers.zmq_bridge"], cwd=SERVER_ROOT,
                                         env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(self._listening, timeout=15, message=f"bridge ({self.log_path})")
 
