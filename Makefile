@@ -44,6 +44,8 @@ bench: setup-test
 	@$(PY) bench/slow_client.py
 	@$(PY) bench/storm.py
 	@$(PY) bench/bridge.py
+	@$(PY) bench/redis_ceiling.py
+	@$(PY) bench/rest_publish.py
 	@$(PY) bench/spark_rollup.py
 	@$(PY) bench/spark_cluster.py
 	@$(PY) bench/search.py
