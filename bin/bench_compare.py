@@ -31,7 +31,6 @@ know. The benches (each writes bench/results/<name>.json, read back here):
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -113,8 +112,9 @@ def run(tree, name, log):
         out.flush()
         # This tree's harness (and its Redis-side helpers), ``tree``'s server and workers
         # (tests/support.py starts them from HERALD_SERVER_ROOT; storm.js takes its herald.js).
-        env = dict(os.environ, HERALD_SERVER_ROOT=str(tree))
-        done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), *command], cwd=ROOT, env=env,
+        # (Set for the child by env(1): only app/settings reads the environment here.)
+        done = subprocess.run(["env", f"HERALD_SERVER_ROOT={tree}",
+                               str(ROOT / ".venv" / "bin" / "python"), *command], cwd=ROOT,
                               stdout=out, stderr=subprocess.STDOUT, timeout=1800)
     print(f"  {name} on {tree.name if tree != ROOT else 'this tree'}: "
           f"{time.monotonic() - started:.0f} s{'' if done.returncode == 0 else ' (FAILED)'}",
