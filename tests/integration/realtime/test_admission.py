@@ -209,5 +209,8 @@ def test_connections_opened_at_once_are_bounded_and_each_connect_answered_frees_
         assert all(c.connected for c in clients)
         wait_until(lambda: metric(server, "herald_handshakes_waited_total") > 0, timeout=15,
                    message="a snapshot that counts the waits")
-        # The two idle connections' slots (and at most those) went by their deadline.
-        assert metric(server, "herald_handshakes_expired_total") <= 2
+        # Slots go back when a connect is answered, not by their 3 s deadline: with that
+        # path broken, nearly all 40 expire (and most connects time out). A client slow
+        # to send its CONNECT on a loaded machine may let one more expire than the two
+        # idle connections did.
+        assert metric(server, "herald_handshakes_expired_total") < 10
