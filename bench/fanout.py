@@ -35,18 +35,9 @@ from common import ROOT, save  # first: it puts the project on sys.path
 
 from app.stream.publish import Bus  # noqa: E402
 from app.users import accounts, subscriptions  # noqa: E402
-from tests.support import LiveServer, RedisServer, free_port, rss_mb  # noqa: E402
+from tests.support import LiveServer, RedisServer, cpu_seconds, free_port, rss_mb  # noqa: E402
 
 NODE_PEER = ROOT / "bench" / "peers" / "node"
-
-
-def cpu_seconds(pids):
-    """CPU time (user + system) used so far by the processes ``pids``, together."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def rss_total(pids):

@@ -17,7 +17,6 @@ ceiling that implies (one core's worth):
 import argparse
 import json
 import multiprocessing
-import os
 import sys
 import tempfile
 import time
@@ -30,16 +29,10 @@ import redis  # noqa: E402
 
 from app.stream.keys import EPOCH, LIVE, STREAM  # noqa: E402
 from app.stream.publish import IDEMPOTENCY_TTL, Bus, prepare  # noqa: E402
-from tests.support import RedisServer  # noqa: E402
+from tests.support import RedisServer, cpu_seconds  # noqa: E402
 
 ENVELOPE = {"topic": "bench.ceiling", "title": "a notification of a usual size",
             "body": "x" * 120, "severity": "info", "data": {"n": 1, "host": "web-1"}}
-
-
-def cpu_seconds(pid):
-    """User plus system CPU seconds of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def publisher(url, seconds, pipeline, counter):
@@ -86,12 +79,12 @@ def measure(url, pid, subscribers, publishers, seconds, pipeline):
         readers.append(process)
     writers = [multiprocessing.Process(target=publisher, args=(url, seconds, pipeline, published))
                for _ in range(publishers)]
-    cpu, started = cpu_seconds(pid), time.monotonic()
+    cpu, started = cpu_seconds([pid]), time.monotonic()
     for process in writers:
         process.start()
     for process in writers:
         process.join(seconds + 60)
-    elapsed, cpu = time.monotonic() - started, cpu_seconds(pid) - cpu
+    elapsed, cpu = time.monotonic() - started, cpu_seconds([pid]) - cpu
     stop.set()
     for process in readers:
         process.join(30)

@@ -9,19 +9,13 @@ publish path alone (auth, rate limit, validation, the atomic script).
     .venv/bin/python bench/rest_publish.py [--clients 8] [--seconds 5]
 """
 import argparse
-import os
 import threading
 import time
-from pathlib import Path
 
 import requests
 from common import percentile, save, stack  # first: it puts the project on sys.path
 
-
-def cpu_seconds(pid):
-    """User plus system CPU seconds of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from tests.support import cpu_seconds  # noqa: E402
 
 
 def main():
@@ -50,13 +44,13 @@ def main():
         publish_for(0.5)  # warm up
         durations.clear()
         stored_before = client.xlen("herald:stream")
-        cpu, started = cpu_seconds(server.process.pid), time.monotonic()
+        cpu, started = cpu_seconds([server.process.pid]), time.monotonic()
         threads = [threading.Thread(target=publish_for, args=(args.seconds,)) for _ in range(args.clients)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(args.seconds + 30)
-        elapsed, cpu = time.monotonic() - started, cpu_seconds(server.process.pid) - cpu
+        elapsed, cpu = time.monotonic() - started, cpu_seconds([server.process.pid]) - cpu
         stored = client.xlen("herald:stream") - stored_before
     result = {"clients": args.clients, "publishes_per_s": round(stored / elapsed),
               "call_median_ms": round(percentile(durations, 0.5), 2),

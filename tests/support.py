@@ -439,6 +439,15 @@ def csrf_of_dashboard(client):
     return json.loads(config)["csrfToken"]
 
 
+def cpu_seconds(pids):
+    """CPU time (user + system) used so far by the processes ``pids``, together."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid):
     """Resident memory of process ``pid`` in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

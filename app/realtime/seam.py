@@ -92,10 +92,8 @@ def visible(entries, user, topics, floor=None):
     one at or below it belonged to a former account of the name (left out)."""
     found = []
     for entry_id, topic, owner, text in entries:
-        if owner:
-            if owner != user or (floor is not None and id_key(entry_id) <= floor):
-                continue
-        elif not visible_to(user, topics, topic, None):
-            continue
-        found.append((entry_id, text))
+        if owner and floor is not None and id_key(entry_id) <= floor:
+            continue  # as app.stream.history reads the stream
+        if visible_to(user, topics, topic, owner):
+            found.append((entry_id, text))
     return found
