@@ -98,6 +98,7 @@ def web_snapshot(app):
         "sse_streams": len(app.extensions["herald.streams"]),
         "sse_deliveries": app.extensions["herald.streams"].delivered,
         "sse_shed": app.extensions["herald.streams"].shed,
+        "sse_direct": app.extensions["herald.streams"].written,
         "batch_size": sio.batch_sizes.state(),
         "relay_lag": relay.lag.state(),
         **_recent(app, sio.deliveries + app.extensions["herald.streams"].delivered, relay.lag),
@@ -234,7 +235,11 @@ class HeraldCollector:
             "sse_streams": GaugeMetricFamily(
                 "herald_sse_streams", "Server-Sent Events streams open now.", labels=["process"]),
             "sse_deliveries": CounterMetricFamily(
-                "herald_sse_deliveries", "Notifications queued to event streams (one per stream).",
+                "herald_sse_deliveries", "Notifications delivered to event streams (one per stream).",
+                labels=["process"]),
+            "sse_direct": CounterMetricFamily(
+                "herald_sse_direct_deliveries",
+                "Of those, written by the fan-out loop itself to an idle stream (no greenlet woken).",
                 labels=["process"]),
             "sse_shed": CounterMetricFamily(
                 "herald_sse_slow_streams_ended", "Event streams ended for falling behind.",

@@ -7,31 +7,57 @@ batch it fans out to Socket.IO to the hub as well, so a stream costs no Redis
 subscription of its own; routing uses the same rooms (rooms.py): a stream is
 in its user's room and in the room of each prefix it follows.
 
+A stream that is idle (its greenlet waits on an empty queue, nothing is
+being written) and has a direct writer (wire/events.py: served by Herald's
+pywsgi handler) is written to by the fan-out loop itself, as an idle
+websocket is: what the relay hands on together goes out in one write,
+built once for every stream that gets the same notifications, and no
+greenlet is woken. A busy stream's notifications wait in its queue.
+
 A stream whose client does not keep up, with ``max_queue`` notifications
 waiting, is ended, as Socket.IO sheds a slow client: its client reconnects
-with ``Last-Event-ID`` and is replayed what it missed.
+with ``Last-Event-ID`` and is replayed what it missed. So is one whose
+direct write failed (the peer is gone).
 """
 import itertools
 import queue
 
 from app.realtime import rooms
-from app.stream.envelope import restrict
+from app.realtime.wire.events import frame
+from app.stream.envelope import id_key, restrict
 
 END = object()  # queued to end a stream
 
 
+def notification(entry_id, text):
+    """One notification as an event: ``id`` its id (what Last-Event-ID carries
+    back), ``data`` its JSON (str or bytes)."""
+    if isinstance(text, str):
+        text = text.encode()
+    return b"id: " + entry_id.encode() + b"\ndata: " + text + b"\n\n"
+
+
 class Stream:
-    """One open event stream; ``queue`` holds ``(id, json text)`` pairs, or END."""
+    """One open event stream; ``queue`` holds ``(id, json text)`` pairs, or END.
 
-    __slots__ = ("key", "user", "topics", "limit", "queue", "ended")
+    ``direct``: its DirectEvents (or None: written by its greenlet alone);
+    ``idle``: its greenlet waits on the empty queue (set by that greenlet);
+    ``expires_ms``: nothing published after this (UNIX ms) is written to it.
+    """
 
-    def __init__(self, key, user, topics, limit, max_queue):
+    __slots__ = ("key", "user", "topics", "limit", "queue", "ended", "direct", "idle",
+                 "expires_ms")
+
+    def __init__(self, key, user, topics, limit, max_queue, direct=None, expires=None):
         self.key = key
         self.user = user
         self.topics = list(topics)
         self.limit = limit
         self.queue = queue.Queue(max_queue + 1)  # the last place is END's
         self.ended = None  # why it was ended, once it was
+        self.direct = direct
+        self.idle = False
+        self.expires_ms = None if expires is None else expires * 1000
 
     def rooms(self):
         return [rooms.user_room(self.user)] + [rooms.topic_room(t) for t in self.topics]
@@ -46,6 +72,7 @@ class StreamHub:
         self.rooms = {}    # room -> set of keys
         self.keys = itertools.count(1)
         self.delivered = 0
+        self.written = 0  # of those, written by the fan-out loop itself (idle streams)
         self.shed = 0
         self.presence = presence  # an app.realtime.presence.Presence: a stream makes its user online
 
@@ -80,17 +107,56 @@ class StreamHub:
                     del self.rooms[room]
 
     def deliver(self, batch):
-        """``batch``: ``(rooms, id, text, skip)`` in id order, as the relay fans out."""
-        for names, entry_id, text, skip in batch:
+        """``batch``: ``(rooms, id, text, skip)`` in id order, as the relay fans out:
+        to each stream once per notification, written at once to an idle stream
+        (one write for all of the batch's that are for it), else queued."""
+        wanted = {}  # stream key -> indexes into batch, in order
+        rooms_of = self.rooms
+        for index, (names, _id, _text, skip) in enumerate(batch):
             seen = set()
             for room in names:
-                for key in tuple(self.rooms.get(room, ())):  # a shed stream leaves it
+                keys = rooms_of.get(room)
+                if not keys:
+                    continue
+                for key in keys:
                     if key in seen or (skip and key in skip):
                         continue
                     seen.add(key)
-                    stream = self.streams.get(key)
-                    if stream is not None:
-                        self._put(stream, (entry_id, text))
+                    indexes = wanted.get(key)
+                    if indexes is None:
+                        wanted[key] = [index]
+                    else:
+                        indexes.append(index)
+        frames = {}  # (indexes, chunked) -> bytes, built once for every stream alike
+        for key, indexes in wanted.items():  # no I/O above: the rooms did not change
+            stream = self.streams.get(key)
+            if stream is None or stream.ended:
+                continue
+            direct = stream.direct
+            if direct is not None and stream.idle and not direct.busy and not stream.queue.qsize():
+                self._write(stream, direct, batch, indexes, frames)
+            else:
+                for index in indexes:
+                    self._put(stream, (batch[index][1], batch[index][2]))
+
+    def _write(self, stream, direct, batch, indexes, frames):
+        """Write ``indexes`` of ``batch`` to idle ``stream`` from this loop."""
+        if stream.expires_ms is not None:  # its greenlet ends it with ``expired`` soon
+            indexes = [i for i in indexes if id_key(batch[i][1])[0] <= stream.expires_ms]
+            if not indexes:
+                return
+        chunked = direct.chunked
+        wanted = (tuple(indexes), chunked)
+        data = frames.get(wanted)
+        if data is None:
+            data = frames[wanted] = frame(
+                b"".join(notification(batch[i][1], batch[i][2]) for i in indexes), chunked)
+        direct.write_now(data)
+        if direct.failed:
+            self.end(stream, "the connection is gone")
+            return
+        self.delivered += len(indexes)
+        self.written += len(indexes)
 
     def _put(self, stream, item):
         if stream.ended:

@@ -14,6 +14,10 @@ request has become a websocket:
   ``raw_write`` is its ``write``; websocket.py finds it there for the fan-out
   loop), reads straight from the socket
   (:func:`~.reader.exact_reader`), for both frame headers and payloads.
+
+Any other request's environ holds this handler (``herald.connection``) for
+its life: an event stream's socket is written from the fan-out loop too
+(events.py).
 """
 import socket
 import types
@@ -21,6 +25,7 @@ import types
 from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
 
 from app.ops.redact import redact_requestline, redact_text
+from app.realtime.wire.events import CONNECTION
 from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.writer import LeanWriter
 
@@ -52,10 +57,13 @@ class WebSocketHandler(_WebSocketHandler):
     def handle_one_response(self):
         """A request served: unless it became a websocket (whose slot the namespace
         frees once its Socket.IO connect is answered), its handshake slot is free
-        (AdmittingServer.handshake_done)."""
+        (AdmittingServer.handshake_done). The environ's reference to this handler
+        (events.CONNECTION) goes with the request, not at the next collection."""
         try:
             return super().handle_one_response()
         finally:
+            if self.environ is not None:
+                self.environ.pop(CONNECTION, None)
             done = getattr(self.server, "handshake_done", None)
             if done is not None and "wsgi.websocket" not in (self.environ or {}) \
                     and isinstance(self.client_address, tuple):
@@ -104,6 +112,8 @@ class WebSocketHandler(_WebSocketHandler):
         environ = super().get_environ()
         if environ.get("HTTP_UPGRADE", "").lower() == "websocket":
             self.headers = None
+        else:  # an event stream may write beside pywsgi (events.py)
+            environ[CONNECTION] = self
         return environ
 
 

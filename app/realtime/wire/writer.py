@@ -18,13 +18,14 @@ import gevent
 class LeanWriter:
     """The writing side of one websocket's TCP socket (``sock``, a gevent socket)."""
 
-    __slots__ = ("sock", "raw", "busy", "finisher")
+    __slots__ = ("sock", "raw", "busy", "finisher", "failed")
 
     def __init__(self, sock):
         self.sock = sock
         self.raw = getattr(sock, "_sock", None)  # the non-blocking socket under gevent's
         self.busy = False
         self.finisher = None
+        self.failed = False  # a direct write failed: the peer is gone or stopped reading
 
     def write(self, data):
         """Write ``data`` whole, blocking this greenlet as needed (the queue's drainer)."""
@@ -45,6 +46,7 @@ class LeanWriter:
         except BlockingIOError:
             sent = 0
         except OSError:
+            self.failed = True
             return  # the connection is gone; its reader notices and closes it
         if sent < len(frame):
             self.busy = True
@@ -54,7 +56,7 @@ class LeanWriter:
         try:
             self.sock.sendall(rest)
         except OSError:
-            pass  # as above: the reader ends the connection
+            self.failed = True  # as above: the reader ends the connection
         finally:
             self.busy = False
             self.finisher = None

@@ -32,8 +32,9 @@ from flask import Response, current_app, jsonify, request
 from app.realtime import replay
 from app.realtime.per_address import RETRY_TOO_MANY, TooMany
 from app.realtime.storm import BUSY, Busy
-from app.realtime.streams import END, Stream
+from app.realtime.streams import END, Stream, notification
 from app.realtime.wire.admission import opened as handshake_opened
+from app.realtime.wire.events import DirectEvents
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError, check_cursor, id_key, restrict
 from app.users import accounts, subscriptions
@@ -51,13 +52,6 @@ EXPIRED = ("the token this stream was opened with has expired; open it again wit
 def event(name, payload):
     """One named event, its data the payload's JSON."""
     return b"event: " + name + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
-
-
-def notification(entry_id, text):
-    """One notification: ``id`` its id (what Last-Event-ID carries back), ``data`` its JSON."""
-    if isinstance(text, str):
-        text = text.encode()
-    return b"id: " + entry_id.encode() + b"\ndata: " + text + b"\n\n"
 
 
 def _caller():
@@ -128,7 +122,9 @@ def _open(who, last_id, admission):
     except Busy as busy:
         return _busy(busy)
     heartbeat = current_app.config["SSE_HEARTBEAT"]
-    opened = Stream(hub.new_key(), who.name, topics, who.topics, hub.max_queue)
+    direct = DirectEvents.of(request.environ)  # the fan-out loop writes to it when idle
+    opened = Stream(hub.new_key(), who.name, topics, who.topics, hub.max_queue, direct,
+                    who.expires)
     # From here, what the relay delivers for this stream is kept: held while
     # history is read, queued once live.
     position = None
@@ -141,6 +137,8 @@ def _open(who, last_id, admission):
     pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
     body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause,
                    who.expires)
+    if direct is not None:
+        body = _beside(body, direct)
     return Response(body,
                     mimetype="text/event-stream",
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
@@ -156,6 +154,19 @@ def _busy(busy):
             + event(b"busy", {"message": BUSY, "retry_after": busy.retry_after}))
     return Response(body, mimetype="text/event-stream",
                     headers={"Cache-Control": "no-store", "Retry-After": str(int(busy.retry_after + 1))})
+
+
+def _beside(body, direct):
+    """``body``'s pieces, each once what the fan-out loop wrote directly is out
+    (pywsgi writes what is yielded: the two never interleave), and the end
+    (pywsgi's last chunk) likewise."""
+    try:
+        for piece in body:
+            direct.wait()
+            yield piece
+        direct.wait()
+    finally:
+        body.close()
 
 
 def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
@@ -184,12 +195,17 @@ def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
                 yield event(b"expired", {"message": EXPIRED})
                 log.info("stream of %s ended: its token expired", opened.user)
                 return
+            # Idle: the fan-out loop writes to this stream itself (streams.py)
+            # until something is queued, which wakes this greenlet.
+            opened.idle = not opened.queue.qsize()
             try:
                 item = opened.queue.get(timeout=min(heartbeat, left))
             except queue.Empty:
+                opened.idle = False
                 if left >= heartbeat:  # a quiet while, not the expiry
                     yield b": heartbeat\n\n"
                 continue
+            opened.idle = False
             # Whatever else is queued goes out in the same write: a busy stream
             # costs one write per wake-up, not one per notification.
             chunk = []

@@ -197,6 +197,8 @@ def test_metrics_count_open_streams_and_their_deliveries(server, people):
         text = scrape(server)
         assert value(text, "herald_sse_streams", process=process) == 2
         assert value(text, "herald_sse_deliveries_total", process=process) == 2
+        # Both streams were idle: the fan-out loop wrote to each itself.
+        assert value(text, "herald_sse_direct_deliveries_total", process=process) == 2
         assert value(text, "herald_sse_slow_streams_ended_total", process=process) == 0
     finally:
         for stream in streams:

@@ -1,7 +1,12 @@
 """The Server-Sent Events hub: routing by rooms, following subscription changes,
 and shedding a stream that falls behind (as Socket.IO sheds a slow client)."""
+import gevent
+import gevent.socket
+import pytest
+
 from app.realtime import rooms
 from app.realtime.streams import END, Stream, StreamHub
+from app.realtime.wire.events import DirectEvents
 
 
 def drain(stream):
@@ -46,3 +51,115 @@ def test_a_stream_that_falls_behind_is_ended():
     hub.deliver([(rooms.rooms_for("news", None), f"{i}-0", "{}", None) for i in range(1, 6)])
     assert drain(slow) == [(f"{i}-0", "{}") for i in range(1, 4)] + [END]
     assert "too slow" in slow.ended and hub.shed == 1 and len(hub) == 0
+
+
+# -- idle streams written by the fan-out loop itself (wire/events.py) ----------------
+
+class Response:
+    """What DirectEvents reads of pywsgi's handler: the socket, and the framing."""
+
+    def __init__(self, sock, chunked=True):
+        self.socket = sock
+        self.response_use_chunked = chunked
+
+
+@pytest.fixture
+def pair():
+    ours, theirs = gevent.socket.socketpair()
+    yield ours, theirs
+    ours.close()
+    theirs.close()
+
+
+def direct_stream(hub, sock, chunked=True, expires=None):
+    stream = Stream(hub.new_key(), "ann", ["news"], None, 10,
+                    DirectEvents(Response(sock, chunked)), expires)
+    hub.open(stream)
+    stream.idle = True  # as its greenlet sets it, parked on the empty queue
+    return stream
+
+
+def received(sock, size):
+    data = b""
+    with gevent.Timeout(5):
+        while len(data) < size:
+            data += sock.recv(size - len(data))
+    return data
+
+
+def test_an_idle_stream_gets_a_batch_in_one_chunk_from_the_loop_itself(pair):
+    ours, theirs = pair
+    hub = StreamHub(max_queue=10)
+    stream = direct_stream(hub, ours)
+    hub.deliver([(rooms.rooms_for("news.a", None), "1-0", '{"n":1}', None),
+                 (rooms.rooms_for("sports", None), "2-0", '{"n":2}', None),
+                 (rooms.rooms_for("news.b", None), "3-0", '{"n":3}', None)])
+    events = b'id: 1-0\ndata: {"n":1}\n\nid: 3-0\ndata: {"n":3}\n\n'
+    expected = b"%x\r\n" % len(events) + events + b"\r\n"  # one chunk, as pywsgi frames it
+    assert received(theirs, len(expected)) == expected
+    assert stream.queue.empty() and hub.delivered == hub.written == 2
+
+
+def test_a_response_without_chunks_gets_the_events_as_they_are(pair):
+    ours, theirs = pair
+    hub = StreamHub(max_queue=10)
+    direct_stream(hub, ours, chunked=False)
+    hub.deliver([(rooms.rooms_for("news", None), "1-0", "{}", None)])
+    events = b"id: 1-0\ndata: {}\n\n"
+    assert received(theirs, len(events)) == events
+
+
+def test_a_stream_whose_greenlet_is_not_parked_is_queued_to(pair):
+    ours, theirs = pair
+    hub = StreamHub(max_queue=10)
+    stream = direct_stream(hub, ours)
+    stream.idle = False  # writing, or woken and about to
+    hub.deliver([(rooms.rooms_for("news", None), "1-0", "{1}", None)])
+    stream.idle = True  # parked again, but one is queued: it waits its turn behind it
+    hub.deliver([(rooms.rooms_for("news", None), "2-0", "{2}", None)])
+    assert drain(stream) == [("1-0", "{1}"), ("2-0", "{2}")] and hub.written == 0
+    theirs.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        theirs.recv(100)
+
+
+def test_what_the_kernel_does_not_take_is_finished_before_anything_else(pair):
+    ours, theirs = pair
+    hub = StreamHub(max_queue=10)
+    stream = direct_stream(hub, ours)
+    big = "x" * (4 << 20)  # more than the socket pair buffers
+    hub.deliver([(rooms.rooms_for("news", None), "1-0", big, None)])
+    assert stream.direct.busy
+    hub.deliver([(rooms.rooms_for("news", None), "2-0", "{2}", None)])
+    assert drain(stream) == [("2-0", "{2}")]  # behind the rest, in the queue
+    events = b"id: 1-0\ndata: " + big.encode() + b"\n\n"
+    first = b"%x\r\n" % len(events) + events + b"\r\n"
+    reader = gevent.spawn(received, theirs, len(first) + 5)
+    stream.direct.wait()  # what the stream's greenlet does before pywsgi writes
+    assert not stream.direct.busy
+    ours.sendall(b"after")  # pywsgi's next write: after the whole of the first
+    assert reader.get() == first + b"after"
+    assert hub.written == 1
+
+
+def test_past_its_credentials_end_nothing_is_written(pair):
+    ours, theirs = pair
+    hub = StreamHub(max_queue=10)
+    direct_stream(hub, ours, expires=1_000)  # UNIX seconds
+    hub.deliver([(rooms.rooms_for("news", None), "999999-0", "{}", None),
+                 (rooms.rooms_for("news", None), "1000001-0", "{}", None)])
+    events = b"id: 999999-0\ndata: {}\n\n"
+    assert received(theirs, len(events) + 6) == b"%x\r\n" % len(events) + events + b"\r\n"
+    theirs.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        theirs.recv(100)
+
+
+def test_a_stream_whose_peer_is_gone_is_ended(pair):
+    ours, theirs = pair
+    hub = StreamHub(max_queue=10)
+    stream = direct_stream(hub, ours)
+    theirs.close()
+    hub.deliver([(rooms.rooms_for("news", None), "1-0", "{}", None)])
+    assert stream.ended == "the connection is gone" and drain(stream) == [END]
+    assert len(hub) == 0 and hub.written == 0
