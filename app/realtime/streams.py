@@ -110,8 +110,18 @@ class StreamHub:
         """``batch``: ``(rooms, id, text, skip)`` in id order, as the relay fans out:
         to each stream once per notification, written at once to an idle stream
         (one write for all of the batch's that are for it), else queued."""
-        wanted = {}  # stream key -> indexes into batch, in order
         rooms_of = self.rooms
+        if len(batch) == 1:  # the usual case, without the bookkeeping of many
+            names, _id, _text, skip = batch[0]
+            keys = set()
+            for room in names:
+                keys.update(rooms_of.get(room, ()))
+            if skip:
+                keys -= skip
+            if keys:
+                self._hand(batch, dict.fromkeys(keys, (0,)))
+            return
+        wanted = {}  # stream key -> indexes into batch, in order
         for index, (names, _id, _text, skip) in enumerate(batch):
             seen = set()
             for room in names:
@@ -127,13 +137,19 @@ class StreamHub:
                         wanted[key] = [index]
                     else:
                         indexes.append(index)
+        self._hand(batch, wanted)
+
+    def _hand(self, batch, wanted):
+        """Each stream its ``wanted`` indexes of ``batch``: written now, or queued."""
         frames = {}  # (indexes, chunked) -> bytes, built once for every stream alike
-        for key, indexes in wanted.items():  # no I/O above: the rooms did not change
-            stream = self.streams.get(key)
+        streams = self.streams
+        for key, indexes in wanted.items():  # no I/O before: the rooms did not change
+            stream = streams.get(key)
             if stream is None or stream.ended:
                 continue
             direct = stream.direct
-            if direct is not None and stream.idle and not direct.busy and not stream.queue.qsize():
+            if direct is not None and stream.idle and not direct.writer.busy \
+                    and not stream.queue.qsize():
                 self._write(stream, direct, batch, indexes, frames)
             else:
                 for index in indexes:
@@ -145,14 +161,15 @@ class StreamHub:
             indexes = [i for i in indexes if id_key(batch[i][1])[0] <= stream.expires_ms]
             if not indexes:
                 return
-        chunked = direct.chunked
+        chunked = direct.handler.response_use_chunked
         wanted = (tuple(indexes), chunked)
         data = frames.get(wanted)
         if data is None:
             data = frames[wanted] = frame(
                 b"".join(notification(batch[i][1], batch[i][2]) for i in indexes), chunked)
-        direct.write_now(data)
-        if direct.failed:
+        writer = direct.writer
+        writer.write_now(data)
+        if writer.failed:
             self.end(stream, "the connection is gone")
             return
         self.delivered += len(indexes)
