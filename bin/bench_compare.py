@@ -23,6 +23,8 @@ know. The benches (each writes bench/results/<name>.json, read back here):
   0.5 s and ignore retry_after, 20 notifications/s (FINDINGS' harness);
 - ``fanout``: 1,000 clients at 100k and 400k deliveries/s, and the memory of
   5,000 idle connections (bench/fanout.py);
+- ``sse``: the same fan-out to 1,000 Server-Sent Events streams at 20k and
+  100k deliveries/s;
 - ``bridge``: ZeroMQ ingest, fire-and-forget and confirmed (bench/bridge.py);
 - ``latency``: publish-to-browser, one at a time (bench/browser_latency.py).
 
@@ -69,6 +71,14 @@ BENCHES = {
         ("fanout 400k/s: p99 (ms)", ("results", "herald", "rates", 1, "p99_ms"), "lower", 1),
         ("memory per idle connection (KiB)",
          ("results", "herald", "memory", "kib_per_connection"), "lower", 1),
+    ]),
+    "sse": (["bench/fanout.py", "--servers", "herald-sse", "--clients", "1000", "--rates",
+             "20,100", "--seconds", "5", "--idle", "0"], "fanout", [
+        ("SSE 20k/s: CPU per delivery (µs)",
+         ("results", "herald-sse", "rates", 0, "cpu_us_per_delivery"), "lower", 1),
+        ("SSE 100k/s: CPU per delivery (µs)",
+         ("results", "herald-sse", "rates", 1, "cpu_us_per_delivery"), "lower", 1),
+        ("SSE 100k/s: p99 (ms)", ("results", "herald-sse", "rates", 1, "p99_ms"), "lower", 1),
     ]),
     "bridge": (["bench/bridge.py", "--count", "50000"], "bridge", [
         ("bridge fire-and-forget (/s)", ("fire_and_forget_per_s",), "higher", 1),

@@ -3,7 +3,7 @@
 - **Fan-out** (fanout.py): notifications reach their clients as the JSON
   Redis gave, in frames built once.
 - **Slow clients are shed**: every connection's outgoing queue is bounded
-  (transport/queues.py); a client with ``max_queue`` packets (or that many
+  (wire/queues.py); a client with ``max_queue`` packets (or that many
   notifications) waiting is cut off: its queue is emptied, freeing the
   memory at once, its connection aborted and its TCP socket shut down, which
   also unblocks a writer stuck sending to it. It reconnects with its
@@ -19,7 +19,7 @@
   ``/notifications`` namespace ``join_timeout`` seconds after it opened is
   closed (a socket that only answers pings holds a slot for nothing).
 
-The Engine.IO server under it is Herald's own (transport/engine.py), chosen
+The Engine.IO server under it is Herald's own (wire/engine.py), chosen
 through python-socketio's ``_engineio_server_class`` hook.
 """
 import logging
@@ -139,7 +139,7 @@ class HeraldServer(FanOut, socketio.Server):
                     socket.sid, socket.queue.qsize(), self.max_queue)
         socket.queue.clear()
         socket.close(wait=False, abort=True)
-        writer = getattr(socket, "lean_writer", None)  # a websocket's, see transport/
+        writer = getattr(socket, "lean_writer", None)  # a websocket's, see wire/
         if writer is not None:
             try:
                 writer.sock.shutdown(sockets.SHUT_RDWR)

@@ -4,7 +4,7 @@ A notification arrives from Redis already encoded as JSON (relay.py). Its
 websocket frame is built once (frames.py) and written straight from the
 fan-out loop to every recipient whose connection is idle (nothing queued,
 nothing being written): one non-blocking ``send`` each, through the
-connection's LeanWriter (transport/writer.py), no greenlet woken, no JSON
+connection's LeanWriter (wire/writer.py), no greenlet woken, no JSON
 work per client. Only when a client is busy does the notification go through
 its Engine.IO queue, and there it joins the packet that waits at the end of
 the queue: one ``notifications`` frame instead of many, so a busy client

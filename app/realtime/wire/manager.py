@@ -12,7 +12,7 @@ that also delivers live notifications. Here each client's room names are kept as
 it enters and leaves them, and a disconnect leaves exactly those.
 
 Everything else is python-socketio's own (``socketio.Manager``); the upstream
-methods this mirrors are pinned in transport/upstream.py.
+methods this mirrors are pinned in wire/upstream.py.
 """
 import socketio
 
