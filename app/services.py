@@ -3,7 +3,7 @@ collaborators when it is made; nothing is filled in afterwards.
 
 Read top-down it is the wiring diagram of the real-time path::
 
-    Redis ─┬─ Bus (publish)       TokenVerifier (Herald tokens, host-app JWTs)
+    Redis ─┬─ Bus (publish)       TokenVerifier (Herald tokens, host-app JWTs), KnownKeys (API keys)
            ├─ Presence (who is online)
            └─ LiveFollower (herald:live)
                  ├─ ReplaySeam ─┬─ NotificationsNamespace ─┐
@@ -37,6 +37,7 @@ from app.redis_client import connect
 from app.stream.follow import LiveFollower
 from app.stream.publish import Bus
 from app.users import archive_and_snooze
+from app.web.auth.api_keys import KnownKeys
 from app.web.auth.bearer import TokenVerifier
 from app.web.auth.host_tokens import ConfigError, HostTokens
 
@@ -49,6 +50,7 @@ class Services(NamedTuple):
     redis: object        # redis.Redis, with Herald's timeouts (app/redis_client.py)
     bus: Bus
     tokens: TokenVerifier
+    api_keys: KnownKeys  # the API keys seen valid (app/web/auth/api_keys.py)
     presence: Presence
     sio: HeraldServer
     admission: Admission
@@ -119,8 +121,8 @@ def build(config):
     sio.register_namespace(namespace)
     relay = Relay(sio, follower, seam, namespace, streams)
     return Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,
-                    presence=presence, sio=sio, admission=admission, follower=follower, seam=seam,
-                    streams=streams, namespace=namespace, relay=relay)
+                    api_keys=KnownKeys(), presence=presence, sio=sio, admission=admission,
+                    follower=follower, seam=seam, streams=streams, namespace=namespace, relay=relay)
 
 
 def install(app, services):

@@ -40,26 +40,30 @@ local function add(stream, epoch, ...)
 end
 """
 
-# KEYS: stream, live channel, epoch[, idempotency key]. ARGV: maxlen, key ttl,
-# "fingerprint", then one (envelope JSON without id, topic, user, ts) quadruple
-# per notification. Writes them all, in order, and answers {1, "id ts id ts
-# ..."}. With an idempotency key already seen it writes nothing and answers
-# {0, what the first publish stored: "fingerprint id ts id ts ..."}; a new key
-# remembers this publish, in the same atomic step.
+# KEYS: stream, live channel, epoch, idempotency key ("": none)[, credential key].
+# ARGV: maxlen, key ttl, "fingerprint", the credential's holder ("": none), then
+# one (envelope JSON without id, topic, user, ts) quadruple per notification.
+# With a credential key that no longer names its holder (an API key revoked
+# since this process last looked it up) it writes nothing and answers {-1, ""}.
+# Else it writes them all, in order, and answers {1, "id ts id ts ..."}. With an
+# idempotency key already seen it writes nothing and answers {0, what the first
+# publish stored: "fingerprint id ts id ts ..."}; a new key remembers this
+# publish, in the same atomic step.
 _PUBLISH_LUA = _NEW_EPOCH_LUA + """
-if KEYS[4] then
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[4] then return {-1, ''} end
+if KEYS[4] ~= '' then
   local seen = redis.call('GET', KEYS[4])
   if seen then return {0, seen} end
 end
 local written = {}
-for i = 4, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   local id = add(KEYS[1], KEYS[3], 'MAXLEN', '~', ARGV[1], '*',
                  'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
   redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   written[#written + 1] = id .. ' ' .. ARGV[i + 3]
 end
 local answer = table.concat(written, ' ')
-if KEYS[4] then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
+if KEYS[4] ~= '' then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
 return {1, answer}
 """
 IDEMPOTENCY_TTL = 24 * 3600
@@ -121,6 +125,19 @@ class IdempotencyConflict(ValueError):
     """An idempotency key already used for a different notification."""
 
 
+class CredentialRefused(PermissionError):
+    """The credential the publish was checked against no longer names its holder
+    (an API key revoked since it was last looked up): nothing was written."""
+
+
+class Credential(NamedTuple):
+    """A credential the publish script checks in its atomic step: the Redis key
+    that must still hold ``holder`` (app/web/auth/api_keys.py)."""
+
+    key: str
+    holder: str
+
+
 class Bus:
     """Publishes to one Redis; safe to share between threads and greenlets."""
 
@@ -130,7 +147,7 @@ class Bus:
         self._script = client.register_script(_PUBLISH_LUA)
         self._batch_script = client.register_script(_PUBLISH_BATCH_LUA)
 
-    def publish_envelope(self, envelope, idempotency_key=None):
+    def publish_envelope(self, envelope, idempotency_key=None, credential=None):
         """Validate and publish ``envelope`` (a dict without id/ts).
 
         Returns ``{"id": ..., "ts": ...}``. Raises EnvelopeError naming the
@@ -142,18 +159,23 @@ class Bus:
         caller who got no answer (BusUnavailable, a timeout) can simply try
         again. The same key with a different envelope raises
         IdempotencyConflict.
+
+        With ``credential`` (a :class:`Credential`) nothing is written unless
+        it still names its holder, checked in the same atomic step: else
+        CredentialRefused.
         """
         [published], replayed = self._publish([rules.validate(envelope)],
-                                              idempotency_key)
+                                              idempotency_key, credential)
         return dict(published, replayed=True) if replayed else published
 
-    def publish_envelopes(self, envelopes, idempotency_key=None):
+    def publish_envelopes(self, envelopes, idempotency_key=None, credential=None):
         """Validate and publish a list of envelopes, all or none, in order.
 
         Returns ``({"notifications": [{"id", "ts"}, ...]}, replayed)``. Every
         envelope is checked before anything is written: an EnvelopeError
         names the one at fault (``notifications[2].topic: ...``). The
-        idempotency key covers the whole list, as in :meth:`publish_envelope`.
+        idempotency key covers the whole list, and ``credential`` is checked,
+        as in :meth:`publish_envelope`.
         """
         if not isinstance(envelopes, list) or not 1 <= len(envelopes) <= MAX_BATCH:
             raise rules.EnvelopeError(
@@ -165,23 +187,28 @@ class Bus:
             except rules.EnvelopeError as exc:
                 raise rules.EnvelopeError(f"notifications[{index}].{exc.field}",
                                                   exc.rule) from None
-        published, replayed = self._publish(clean, idempotency_key)
+        published, replayed = self._publish(clean, idempotency_key, credential)
         return {"notifications": published}, replayed
 
-    def _publish(self, clean, idempotency_key):
+    def _publish(self, clean, idempotency_key, credential=None):
         """Publish validated envelopes in one script; returns (``[{"id", "ts"}]``, replayed)."""
         prepared = [_prepare_clean(item) for item in clean]
-        keys = [STREAM, LIVE, EPOCH]
+        once = "" if idempotency_key is None else \
+            "herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
+        keys = [STREAM, LIVE, EPOCH, once]
         digest = fingerprint(clean[0] if len(clean) == 1 else clean)
-        args = [self.history_max, IDEMPOTENCY_TTL, digest]
-        if idempotency_key is not None:
-            keys.append("herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest())
+        args = [self.history_max, IDEMPOTENCY_TTL, digest, ""]
+        if credential is not None:
+            keys.append(credential.key)
+            args[3] = credential.holder
         for item in prepared:
             args += [item.raw, item.topic, item.user, item.ts]
         try:
             written, value = self._script(keys=keys, args=args)
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
+        if written == -1:
+            raise CredentialRefused("the credential was revoked")
         if written:
             return _pairs(_text(value).split(" ")), False
         first_digest, stored = _stored_answer(_text(value))

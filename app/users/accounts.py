@@ -23,6 +23,7 @@ from app.stream.keys import BORN, CONTROL
 USERS = "herald:users"
 API_KEYS = "herald:apikeys"
 API_KEYS_CREATED = "herald:apikeys:created"
+API_KEY_RECORD = "herald:apikey:"  # + an API key's SHA-256 -> its name
 MIN_PASSWORD = 8
 API_KEY_PREFIX = "hk_"
 
@@ -178,7 +179,7 @@ def create_api_key(client, name):
     _create_once(client, API_KEYS, f"name: API key {name!r} already exists",
                  lambda pipe: (pipe.hset(API_KEYS, name, digest),
                                pipe.hset(API_KEYS_CREATED, name, str(int(time.time()))),
-                               pipe.set(f"herald:apikey:{digest}", name)),
+                               pipe.set(api_key_record(digest), name)),
                  field=name)
     return key
 
@@ -203,7 +204,7 @@ def revoke_api_key(client, name):
                 pipe.multi()
                 pipe.hdel(API_KEYS, name)
                 pipe.hdel(API_KEYS_CREATED, name)
-                pipe.delete(f"herald:apikey:{digest.decode()}")
+                pipe.delete(api_key_record(digest.decode()))
                 pipe.execute()
                 return
             except redis.WatchError:
@@ -214,5 +215,25 @@ def api_key_name(client, key):
     """The name of the API key ``key``, or None when it is unknown."""
     if not isinstance(key, str) or not key.startswith(API_KEY_PREFIX):
         return None
-    name = client.get(f"herald:apikey:{_digest(key)}")
+    return api_key_holder(client, api_key_record(_digest(key)))
+
+
+def api_key_digest(key):
+    """The SHA-256 (hex) under which API key ``key`` is stored."""
+    return _digest(key)
+
+
+def api_key_record(digest):
+    """The Redis key that holds the name of the API key with SHA-256 ``digest``."""
+    return f"{API_KEY_RECORD}{digest}"
+
+
+def api_key_digest_of(record):
+    """The digest in :func:`api_key_record`'s key."""
+    return record[len(API_KEY_RECORD):]
+
+
+def api_key_holder(client, record):
+    """The name stored under ``record`` (an :func:`api_key_record`), or None."""
+    name = client.get(record)
     return name.decode() if name else None

@@ -10,19 +10,24 @@ session changing something must also send the page's CSRF token.
 """
 import functools
 
-from flask import jsonify, request
+from flask import current_app, jsonify, request
 
 from app.web import extensions
-from app.web.auth.guards import identify
+from app.web.auth import api_keys
+from app.web.auth.guards import API_KEY_NOT_VALID, Unauthorized, identify
 
 READS = ("GET", "HEAD")
 
 
-def _guard(allowed, refusal):
+def _guard(allowed, refusal, publishes=False):
+    """``publishes``: the view hands a remembered API key to the publish script,
+    which checks it (app/web/auth/api_keys.py); any other view checks it here."""
     def decorate(view):
         @functools.wraps(view)
         def guarded(*args, **kwargs):
             who = identify()
+            if who.unverified and not publishes:
+                who = verify(who)
             if not allowed(who):
                 return jsonify(error=refusal), 403
             if who.kind == "session" and request.method not in READS:
@@ -54,5 +59,22 @@ def admins(refusal):
 
 
 def publishers(refusal="only admins and API keys may publish"):
-    """API keys, and admins."""
-    return _guard(lambda who: who.kind == "apikey" or who.admin, refusal)
+    """API keys, and admins. The view publishes with ``api_keys.credential(who)``
+    (and answers anything else only after :func:`verify`)."""
+    return _guard(lambda who: who.kind == "apikey" or who.admin, refusal, publishes=True)
+
+
+def verify(who):
+    """``who``, its remembered API key checked against Redis now (Unauthorized when
+    it was revoked)."""
+    checked = api_keys.verified(extensions.redis(), current_app.extensions["herald.api_keys"], who)
+    if checked is None:
+        raise Unauthorized(API_KEY_NOT_VALID)
+    return checked
+
+
+def refuse(who):
+    """``who``'s remembered API key was found revoked by the publish script: it is
+    forgotten, and the request answered 401 as for any unknown key."""
+    current_app.extensions["herald.api_keys"].forget(who.unverified)
+    raise Unauthorized(API_KEY_NOT_VALID)

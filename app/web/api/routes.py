@@ -4,15 +4,16 @@ import os
 import re
 
 from flask import jsonify, request
+from werkzeug.exceptions import HTTPException
 
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError
-from app.stream.publish import IdempotencyConflict
+from app.stream.publish import CredentialRefused, IdempotencyConflict
 from app.users import read_state
 from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
-from app.web.auth import scope
+from app.web.auth import api_keys, scope
 
 log = logging.getLogger("herald.api")
 
@@ -22,7 +23,7 @@ log = logging.getLogger("herald.api")
 def publish(who):
     """Publish one notification: an API key, or an admin (session with CSRF, or token)."""
     def one(envelope, key):
-        published = extensions.bus().publish_envelope(envelope, key)
+        published = extensions.bus().publish_envelope(envelope, key, api_keys.credential(who))
         replayed = published.pop("replayed", False)
         if not replayed:  # the notification's own correlation id (a run's, a request's), if any
             log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
@@ -38,7 +39,8 @@ def publish_batch(who):
     def many(body, key):
         if not isinstance(body, dict) or set(body) != {"notifications"}:
             raise EnvelopeError("notifications", 'the body must be {"notifications": [envelope, ...]}')
-        published, replayed = extensions.bus().publish_envelopes(body["notifications"], key)
+        published, replayed = extensions.bus().publish_envelopes(body["notifications"], key,
+                                                                 api_keys.credential(who))
         if not replayed:
             ids = published["notifications"]
             log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
@@ -49,19 +51,30 @@ def publish_batch(who):
 
 def _publishing(who, publish):
     """Answer a publish request: ``publish(body, idempotency key)`` returns
-    ``(answer, replayed)``; refusals become 400 (naming the field) or 422."""
+    ``(answer, replayed)``; refusals become 400 (naming the field) or 422. A
+    remembered API key (app/web/auth/api_keys.py) is checked by the publish
+    itself, or before any refusal is answered: a revoked key gets 401, always."""
     if not request.is_json:
+        access.verify(who)
         return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except HTTPException:  # a refused body (app/web/json_body.py), or one too large
+        access.verify(who)
+        raise
     if body is None:
+        access.verify(who)
         return jsonify(error="body: is not valid JSON"), 400
     try:
         published, replayed = publish(body, _idempotency_key(who))
     except EnvelopeError as exc:
+        access.verify(who)
         return jsonify(error=str(exc), field=exc.field), 400
     except IdempotencyConflict:
         return jsonify(error="Idempotency-Key: already used for a different notification",
                        field="Idempotency-Key"), 422
+    except CredentialRefused:  # revoked since this process last looked it up: nothing written
+        access.refuse(who)
     return jsonify(published), 201, {"Idempotent-Replayed": "true"} if replayed else {}
 
 

@@ -26,7 +26,9 @@ class Identity(NamedTuple):
     read (None: no limit; only host-app tokens set it); ``expires`` when the
     credential stops being accepted (UNIX seconds; a JWT's ``exp``, a Herald
     token's issue time plus ``TOKEN_TTL``; None for sessions and API keys): a
-    connection or event stream opened with it ends then.
+    connection or event stream opened with it ends then. ``unverified``: an
+    API key this process remembers valid, not looked up for this request (its
+    Redis key): checked where it is used (app/web/auth/api_keys.py).
     """
 
     name: str
@@ -34,6 +36,7 @@ class Identity(NamedTuple):
     kind: str
     topics: list | None = None
     expires: float | None = None
+    unverified: str | None = None
 
 
 class TokenVerifier:

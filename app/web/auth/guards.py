@@ -12,6 +12,8 @@ from app.web import extensions
 from app.web.auth import tokens
 from app.web.auth.bearer import Identity
 
+API_KEY_NOT_VALID = "API key is not valid"
+
 
 class Unauthorized(Exception):
     """No valid credential; the message says what was wrong (answered with 401)."""
@@ -39,10 +41,11 @@ def identify():
             raise Unauthorized("Authorization header must be 'Bearer <token or API key>'")
         credential = credential.strip()
         if credential.startswith(accounts.API_KEY_PREFIX):
-            name = accounts.api_key_name(extensions.redis(), credential)
+            name, unverified = current_app.extensions["herald.api_keys"].identify(
+                extensions.redis(), credential)
             if name is None:
-                raise Unauthorized("API key is not valid")
-            return Identity(name, False, "apikey")
+                raise Unauthorized(API_KEY_NOT_VALID)
+            return Identity(name, False, "apikey", unverified=unverified)
         try:
             return current_app.extensions["herald.tokens"].verify(credential)
         except tokens.TokenError as exc:
