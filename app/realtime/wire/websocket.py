@@ -25,11 +25,11 @@ from engineio import exceptions as eio_exceptions
 from engineio import packet as eio_packet
 from engineio.async_drivers.gevent import WebSocketWSGI
 
+from app.realtime.wire.connection import MALFORMED, Connection
 from app.realtime.wire.queues import DrainingQueue
 from app.realtime.wire.writer import LeanWriter
 
 log = logging.getLogger("herald.transport")
-MALFORMED = (ValueError, IndexError, TypeError)  # what Packet(encoded_packet=...) raises
 
 
 class LeanWebSocket(WebSocketWSGI):
@@ -70,8 +70,10 @@ class LeanWebSocket(WebSocketWSGI):
 
 
 def serve(socket, ws):
-    """Read and dispatch ``ws``'s packets until it closes (python-engineio's loop,
-    less its writer greenlet; see the module)."""
+    """Serve ``ws`` until it closes (python-engineio's loop, less its writer
+    greenlet; see the module): from the hub, by a :class:`~.connection.Connection`,
+    when the handler can hand its socket over (it returns at once then), else
+    by reading and dispatching its packets in this greenlet."""
     socket.connected = True
     socket.upgraded = True
     # Herald's WebSocketHandler (handler.py) made the websocket's raw_write a
@@ -83,6 +85,16 @@ def serve(socket, ws):
     while socket.queue.qsize():  # the OPEN packet, and anything sent since
         pending.append(socket.queue.get_nowait())
         socket.queue.task_done()
+    handler = ws._sock.handler  # gevent-websocket's WebSocket knows its pywsgi handler
+    hand_over = getattr(handler, "hand_over", None)
+    if socket.lean_writer is not None and hand_over is not None:
+        release = hand_over()
+        if release is not None:
+            connection = Connection(socket, handler.socket, socket.lean_writer, release,
+                                    server.silences(handler.timeout), handler.timeout)
+            socket.queue = DrainingQueue(pending, connection, server)
+            connection.start()
+            return []
     socket.queue = DrainingQueue(pending, ws, server)
     limit = server.max_http_buffer_size
     while True:
