@@ -208,6 +208,7 @@ class Connection:
         finally:
             self.paused = False
             if not self.ended:
+                self.heard = time.monotonic()  # its silence counts from here
                 self.watcher.start(self._readable)
 
     def _receive(self, pkt):
@@ -352,8 +353,10 @@ class Connection:
     # -- the end
 
     def silent(self):
-        """True when nothing was read from the peer for ``timeout`` seconds."""
-        return time.monotonic() - self.heard >= self.timeout
+        """True when nothing was read from the peer for ``timeout`` seconds, and
+        reading is not paused (a packet being handled may take its time, as it
+        did in the reading loop, where no read was waiting meanwhile)."""
+        return not self.paused and time.monotonic() - self.heard >= self.timeout
 
     def _end(self, code=None, reason=b""):
         """Stop reading; a greenlet closes the connection (sending close ``code``
