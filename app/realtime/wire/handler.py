@@ -9,7 +9,8 @@ request has become a websocket:
   ~1 KiB kept for the connection's life otherwise; the environ has them all);
 - its TCP socket gets a send/receive timeout (``WEBSOCKET_TIMEOUT``): healthy
   clients answer pings every 25 s, so a timeout well above that only fires
-  on a peer that stopped reading or vanished;
+  on a peer that stopped reading or vanished (once handed over, a write
+  still has it; reads are checked for silence by connection.py instead);
 - writes go through a :class:`~.writer.LeanWriter` (the websocket's
   ``raw_write`` is its ``write``; websocket.py finds it there for the fan-out
   loop), reads straight from the socket

@@ -9,9 +9,11 @@ server's memory per connection.
 :class:`LeanWebSocket` is the websocket driver in Herald's Engine.IO server's
 own driver table (engine.py), in place of python-engineio's gevent one. For
 a connection opened directly as a websocket (the browser client's way) it
-runs :func:`serve` instead of python-engineio's handler: the same reading
-loop, and a :class:`~.queues.DrainingQueue` whose drainer exists only while
-something is queued; the connection's :class:`~.writer.LeanWriter` is left
+runs :func:`serve` instead of python-engineio's handler: a
+:class:`~.connection.Connection` reading it from the hub once the handler
+has handed its socket over (no reader greenlet at all), else the same
+reading loop as python-engineio's; and a :class:`~.queues.DrainingQueue`
+whose drainer exists only while something is queued; the connection's :class:`~.writer.LeanWriter` is left
 on the Engine.IO socket so that the fan-out loop can write to it directly.
 A connection upgraded from long-polling keeps python-engineio's handler.
 
