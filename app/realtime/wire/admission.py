@@ -33,6 +33,7 @@ and says how many connections that allows, less the reserve and what Redis,
 logs and listeners need.
 """
 import collections
+import functools
 import logging
 import resource
 import socket as sockets
@@ -94,6 +95,7 @@ class AdmittingServer(pywsgi.WSGIServer):
         self.open = 0
         self.by_address = {}
         self.refused = 0
+        self.kept = set()  # sockets kept open past their handler, until do_close passes them
 
     def handshake_done(self, address, port):
         """The connection from ``address``:``port`` is open (or gone): its slot goes
@@ -135,20 +137,47 @@ class AdmittingServer(pywsgi.WSGIServer):
             return
         self.open += 1
         self.by_address[host] = self.by_address.get(host, 0) + 1
-        key = (host, str(address[1])) if isinstance(address, tuple) and self.max_handshakes else None
+        key = self._slot_key(address)
         try:
             if key is not None:
                 self._take_slot(sock, key)
             super().handle(sock, address)
         finally:
-            if key is not None:
-                self.handshake_done(*key)
-            self.open -= 1
-            left = self.by_address[host] - 1
-            if left:
-                self.by_address[host] = left
-            else:
-                del self.by_address[host]
+            if sock not in self.kept:  # else released when the connection ends
+                self._release(host, key)
+
+    def _slot_key(self, address):
+        if isinstance(address, tuple) and self.max_handshakes:
+            return (address[0], str(address[1]))
+        return None
+
+    def _release(self, host, key):
+        """The connection from ``host`` (its handshake slot ``key``) is over."""
+        if key is not None:
+            self.handshake_done(*key)
+        self.open -= 1
+        left = self.by_address[host] - 1
+        if left:
+            self.by_address[host] = left
+        else:
+            del self.by_address[host]
+
+    def keep(self, sock, address):
+        """Keep ``sock`` (from ``address``) open once its handler has returned: it was
+        handed over (a websocket served from the hub, app/realtime/wire/connection.py).
+        It still counts as open, and still holds its handshake slot, until the
+        returned function is called (once, when the connection is over)."""
+        self.kept.add(sock)
+        host = address[0] if isinstance(address, tuple) else ""
+        return functools.partial(self._release, host, self._slot_key(address))
+
+    def do_close(self, sock, *args):
+        """StreamServer's, which closes every socket once its handler has returned:
+        not one that was kept."""
+        if sock in self.kept:
+            self.kept.discard(sock)
+            return
+        super().do_close(sock, *args)
 
     def _over_limit(self, host):
         if self.open >= self.max_connections:

@@ -28,7 +28,8 @@ import urllib.parse
 import engineio
 from engineio import socket as eio_socket
 
-from app.realtime.wire.pings import PingWheel
+from app.realtime.wire.connection import check_silence
+from app.realtime.wire.pings import PingWheel, Wheel
 from app.realtime.wire.queues import BoundedQueue
 from app.realtime.wire.websocket import LeanWebSocket
 from app.web import hosts
@@ -55,8 +56,17 @@ class EngineIO(engineio.Server):
         if self.lean:
             self._async = dict(self._async, websocket=_websocket_driver)
         self.pings = PingWheel()
+        self._silences = {}  # websocket timeout (s) -> the Wheel checking connections' silence
         self.refused_packets = 0  # malformed Engine.IO packets (counted by websocket.serve)
         self.on_overflow = None   # set by the Socket.IO server: called with the socket
+
+    def silences(self, timeout):
+        """The Wheel that drops websockets (connection.py) silent for ``timeout``
+        seconds; one per timeout, as a Wheel needs one delay for all its items."""
+        wheel = self._silences.get(timeout)
+        if wheel is None:
+            wheel = self._silences[timeout] = Wheel(check_silence)
+        return wheel
 
     def create_queue(self, *args, **kwargs):
         if not self.lean:

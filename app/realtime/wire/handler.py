@@ -9,11 +9,18 @@ request has become a websocket:
   ~1 KiB kept for the connection's life otherwise; the environ has them all);
 - its TCP socket gets a send/receive timeout (``WEBSOCKET_TIMEOUT``): healthy
   clients answer pings every 25 s, so a timeout well above that only fires
-  on a peer that stopped reading or vanished;
+  on a peer that stopped reading or vanished (once handed over, a write
+  still has it; reads are checked for silence by connection.py instead);
 - writes go through a :class:`~.writer.LeanWriter` (the websocket's
   ``raw_write`` is its ``write``; websocket.py finds it there for the fan-out
   loop), reads straight from the socket
-  (:func:`~.reader.exact_reader`), for both frame headers and payloads.
+  (:func:`~.reader.exact_reader`), for both frame headers and payloads;
+- websocket.py may take the connection over (:meth:`WebSocketHandler.hand_over`,
+  when the server can keep a socket open past its handler: AdmittingServer's
+  ``keep``): it is then read from the hub (connection.py), and this handler's
+  greenlet ends without closing the socket, its environ cut down to
+  ``KEPT_ENVIRON`` (python-socketio keeps the environ for the session's life;
+  Herald reads only these after the connect).
 
 Any other request's environ holds this handler (``herald.connection``) for
 its life: an event stream's socket is written from the fan-out loop too
@@ -30,6 +37,11 @@ from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.writer import LeanWriter
 
 READ_BUFFER = 512
+# What of a websocket's environ is kept once it is handed over: what Herald and
+# python-socketio read after the upgrade (namespace.py, per_address.py,
+# admission.opened, origins.py), and gevent-websocket's key, emptied as it does.
+KEPT_ENVIRON = ("REMOTE_ADDR", "REMOTE_PORT", "HTTP_HOST", "HTTP_ORIGIN", "wsgi.url_scheme",
+                "PATH_INFO", "QUERY_STRING", "werkzeug.proxy_fix.orig", "wsgi.websocket")
 
 
 class WebSocketHandler(_WebSocketHandler):
@@ -39,6 +51,7 @@ class WebSocketHandler(_WebSocketHandler):
 
     timeout = 60
     request_timeout = 10
+    handed_over = False  # set by hand_over: the socket outlives this handler
 
     def handle(self):
         self.socket.settimeout(self.request_timeout)
@@ -81,6 +94,45 @@ class WebSocketHandler(_WebSocketHandler):
             # from the socket, or bytes buffered by one would be missed by the other.
             websocket.stream.read = websocket.raw_read = exact_reader(self.socket)
         return refusal
+
+    def hand_over(self):
+        """Let this websocket's socket outlive the handler (websocket.py serves it
+        from the hub): the server's ``keep`` is told, and its ``release`` for the
+        connection's end returned; None when the server cannot keep a socket (a
+        plain pywsgi server closes it once the handler returns)."""
+        keep = getattr(self.server, "keep", None)
+        if keep is None:
+            return None
+        self.handed_over = True
+        return keep(self.socket, self.client_address)
+
+    def run_websocket(self):
+        """gevent-websocket's, less two things: the client is not entered in
+        ``server.clients`` (Herald never reads it: one more object per connection),
+        and a websocket handed over is neither closed nor read any more here:
+        pywsgi's loop ends, leaving the socket open (``self.socket`` None), the
+        request's buffered reader is closed (its reference on the socket let go),
+        gevent-websocket's WebSocket is marked closed without a close frame (the
+        Connection has the socket now), and the environ is cut down to
+        ``KEPT_ENVIRON``."""
+        if getattr(self, "prevent_wsgi_call", False):
+            return
+        try:
+            list(self.application(self.environ, lambda s, h, e=None: []))
+        finally:
+            environ = self.environ
+            if self.handed_over:
+                kept = {key: environ[key] for key in KEPT_ENVIRON if key in environ}
+                environ.clear()
+                environ.update(kept)
+                self.rfile.close()
+                self.socket = None
+                # Its __del__ would close it: a close frame on the connection served on.
+                self.websocket.closed = True
+            elif not self.websocket.closed:
+                self.websocket.close()
+            environ["wsgi.websocket"] = None
+            self.websocket = None
 
     def log_request(self):
         """Write the access log's line to the server's log (``ACCESS_LOG=1``: the

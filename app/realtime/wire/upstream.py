@@ -67,6 +67,24 @@ SOURCES = {
     "gevent.pywsgi:WSGIHandler.format_request": "c174ca5d4c62043b",
     "gevent.pywsgi:WSGIHandler.log_error": "e45202b4879ac40d",
     "geventwebsocket.handler:WebSocketHandler.log_request": "9ca977fdbda1525b",
+    # A websocket read from the hub (connection.py): gevent-websocket's reading copied
+    # (frames, control frames, the close handshake), its handler's run_websocket
+    # overridden and its WebSocket's __del__ (a close frame) disarmed (handler.py);
+    # python-engineio's receive (a PONG does not block, run in the hub), its
+    # _service_task (pings overdue close a session); pywsgi's loop ended, and the
+    # socket kept open past its handler (handler.py, admission.py).
+    "geventwebsocket.websocket:WebSocket.read_message": "4f7e79b76a8e8fca",
+    "geventwebsocket.websocket:WebSocket.handle_close": "d9084e8c8efe47c1",
+    "geventwebsocket.websocket:WebSocket._is_valid_close_code": "a7c8ddcd7cde808e",
+    "geventwebsocket.websocket:WebSocket.__del__": "9212d3ef76dbf4e7",
+    "geventwebsocket.websocket:WebSocket.close": "528338fe180af5f4",
+    "geventwebsocket.websocket:Header.decode_header": "c4197b5c1bab821b",
+    "geventwebsocket.handler:WebSocketHandler.run_websocket": "a3c4964039a9518b",
+    "engineio.socket:Socket.receive": "4126eb2537d0d020",
+    "engineio.server:Server._service_task": "9492b7b0d652907d",
+    "gevent.pywsgi:WSGIHandler.handle_one_request": "14e946e9fb33cbb8",
+    "gevent.server:StreamServer.do_close": "728ac328c4119488",
+    "gevent.baseserver:_handle_and_close_when_done": "154d4884705bb589",
 }
 
 

@@ -9,9 +9,11 @@ server's memory per connection.
 :class:`LeanWebSocket` is the websocket driver in Herald's Engine.IO server's
 own driver table (engine.py), in place of python-engineio's gevent one. For
 a connection opened directly as a websocket (the browser client's way) it
-runs :func:`serve` instead of python-engineio's handler: the same reading
-loop, and a :class:`~.queues.DrainingQueue` whose drainer exists only while
-something is queued; the connection's :class:`~.writer.LeanWriter` is left
+runs :func:`serve` instead of python-engineio's handler: a
+:class:`~.connection.Connection` reading it from the hub once the handler
+has handed its socket over (no reader greenlet at all), else the same
+reading loop as python-engineio's; and a :class:`~.queues.DrainingQueue`
+whose drainer exists only while something is queued; the connection's :class:`~.writer.LeanWriter` is left
 on the Engine.IO socket so that the fan-out loop can write to it directly.
 A connection upgraded from long-polling keeps python-engineio's handler.
 
@@ -25,11 +27,11 @@ from engineio import exceptions as eio_exceptions
 from engineio import packet as eio_packet
 from engineio.async_drivers.gevent import WebSocketWSGI
 
+from app.realtime.wire.connection import MALFORMED, Connection
 from app.realtime.wire.queues import DrainingQueue
 from app.realtime.wire.writer import LeanWriter
 
 log = logging.getLogger("herald.transport")
-MALFORMED = (ValueError, IndexError, TypeError)  # what Packet(encoded_packet=...) raises
 
 
 class LeanWebSocket(WebSocketWSGI):
@@ -70,8 +72,10 @@ class LeanWebSocket(WebSocketWSGI):
 
 
 def serve(socket, ws):
-    """Read and dispatch ``ws``'s packets until it closes (python-engineio's loop,
-    less its writer greenlet; see the module)."""
+    """Serve ``ws`` until it closes (python-engineio's loop, less its writer
+    greenlet; see the module): from the hub, by a :class:`~.connection.Connection`,
+    when the handler can hand its socket over (it returns at once then), else
+    by reading and dispatching its packets in this greenlet."""
     socket.connected = True
     socket.upgraded = True
     # Herald's WebSocketHandler (handler.py) made the websocket's raw_write a
@@ -83,6 +87,16 @@ def serve(socket, ws):
     while socket.queue.qsize():  # the OPEN packet, and anything sent since
         pending.append(socket.queue.get_nowait())
         socket.queue.task_done()
+    handler = ws._sock.handler  # gevent-websocket's WebSocket knows its pywsgi handler
+    hand_over = getattr(handler, "hand_over", None)
+    if socket.lean_writer is not None and hand_over is not None:
+        release = hand_over()
+        if release is not None:
+            connection = Connection(socket, handler.socket, socket.lean_writer, release,
+                                    server.silences(handler.timeout), handler.timeout)
+            socket.queue = DrainingQueue(pending, connection, server)
+            connection.start()
+            return []
     socket.queue = DrainingQueue(pending, ws, server)
     limit = server.max_http_buffer_size
     while True:
