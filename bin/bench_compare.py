@@ -155,7 +155,7 @@ def table(measured, tolerance):
                 rows.append(f"| {label} | {values['ref'] or 'failed'} | {values['head'] or 'failed'} | |")
                 continue
             ref, head = statistics.median(values["ref"]), statistics.median(values["head"])
-            ratio = head / ref if ref else float("inf")
+            ratio = head / ref if ref else (1.0 if not head else float("inf"))  # 0 and 0: the same
             bad = (ratio > 1 + tolerance if better == "lower" else ratio < 1 - tolerance
                    if better == "higher" else False)  # "reference": the machine, not Herald
             worse += bad
