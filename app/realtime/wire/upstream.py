@@ -78,6 +78,7 @@ SOURCES = {
     "geventwebsocket.websocket:WebSocket._is_valid_close_code": "a7c8ddcd7cde808e",
     "geventwebsocket.websocket:WebSocket.__del__": "9212d3ef76dbf4e7",
     "geventwebsocket.websocket:WebSocket.close": "528338fe180af5f4",
+    "geventwebsocket.websocket:WebSocket.current_app.fget": "28f080cef1f51b76",
     "geventwebsocket.websocket:Header.decode_header": "c4197b5c1bab821b",
     "geventwebsocket.handler:WebSocketHandler.run_websocket": "a3c4964039a9518b",
     "engineio.socket:Socket.receive": "4126eb2537d0d020",

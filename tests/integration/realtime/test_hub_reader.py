@@ -94,6 +94,30 @@ def test_an_idle_websocket_has_no_greenlet(served):
     assert not served.server.kept and not served.server.by_address
 
 
+def test_a_websocket_handed_over_leaves_no_garbage_behind(served):
+    """gevent-websocket's WebSocket, let go after the hand-over, closes itself in
+    ``__del__``, and its ``current_app`` then made a class per call: reference
+    cycles left to the collector, which a web process runs rarely (wsgi.py),
+    4.5 KiB per connection until then (bench/idle_memory.py)."""
+    gc.collect()
+    before = running_greenlets()
+    gc.disable()  # what the cycles leave stays countable
+    try:
+        clients = [served.connect() for _ in range(20)]
+        wait_until(lambda: served.server.open == 20 and len(served.eio.sockets) == 20,
+                   message="20 sessions")
+        # Handed over: each request's greenlet has ended, and let its WebSocket go.
+        wait_until(lambda: not served.server.kept and running_greenlets() < before + 5,
+                   message="20 connections handed over")
+        made = [o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "MockApp"]
+        assert made == []
+    finally:
+        gc.enable()
+        for ws in clients:
+            ws.close()
+    wait_until(lambda: served.server.open == 0, message="every connection released")
+
+
 def test_messages_both_ways_and_a_client_close(served):
     ws = served.connect()
     ws.send("4echo")
