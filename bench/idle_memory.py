@@ -54,7 +54,7 @@ class TracedServer(LiveServer):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=2000)
-    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--top", type=int, default=25, help="allocation sites listed")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="herald-bench-"))
     redis_server = RedisServer(folder)
@@ -81,10 +81,22 @@ def main():
         traced = sum(stat.size_diff for stat in sites) / 1024 / held
         rows = [{"kib": stat.size_diff / 1024 / held, "objects": stat.count_diff / held,
                  "where": str(stat.traceback[0])} for stat in sites[:args.top]]
-        result = {"clients": held, "traced_kib_per_connection": traced,
+        by_package = {}  # the allocating file's package: site-packages/<name> or app/<name>
+        for stat in sites:
+            where = stat.traceback[0].filename
+            package = (where.split("site-packages/")[1] if "site-packages/" in where
+                       else where.replace(str(ROOT) + "/", "")).split("/")[0:2]
+            name = "/".join(package) if package[0] == "app" else package[0]
+            by_package[name] = by_package.get(name, 0) + stat.size_diff / 1024 / held
+        packages = dict(sorted(by_package.items(), key=lambda item: -item[1]))
+        result = {"clients": held, "traced_kib_per_connection": traced, "by_package": packages,
                   "rss_kib_per_connection": (rss_after - rss_before) * 1024 / held, "sites": rows}
         print(f"{held} idle connections: {traced:.2f} KiB traced per connection, "
               f"RSS {result['rss_kib_per_connection']:.1f} KiB (with tracemalloc's own)")
+        for name, kib in packages.items():
+            if abs(kib) >= 0.05:
+                print(f"  {kib:6.2f} KiB  {name}")
+        print("by allocation site:")
         for row in rows:
             print(f"  {row['kib']:6.2f} KiB  {row['objects']:5.1f} objects  {row['where']}")
         print(f"written to {save('idle_memory', result)}")
