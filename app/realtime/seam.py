@@ -91,9 +91,16 @@ def visible(entries, user, topics, floor=None):
     ``topics``; with ``floor`` (an id key, app.stream.history.floor_of), a private
     one at or below it belonged to a former account of the name (left out)."""
     found = []
+    wanted = {}  # public topic -> followed: a storm's replays see the same few topics again and again
     for entry_id, topic, owner, text in entries:
-        if owner and floor is not None and id_key(entry_id) <= floor:
-            continue  # as app.stream.history reads the stream
-        if visible_to(user, topics, topic, owner):
-            found.append((entry_id, text))
+        if owner:
+            if owner != user or (floor is not None and id_key(entry_id) <= floor):
+                continue  # as app.stream.history reads the stream
+        else:
+            followed = wanted.get(topic)
+            if followed is None:
+                followed = wanted[topic] = visible_to(user, topics, topic, None)
+            if not followed:
+                continue
+        found.append((entry_id, text))
     return found
