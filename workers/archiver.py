@@ -44,7 +44,7 @@ from app.ops.heartbeats import Heartbeat
 from app.ops.leases import Lease
 from app.redis_client import UNAVAILABLE, Outage, connect
 from app.settings import archive_dir, get, redis_url
-from app.stream import history
+from app.stream import state
 from app.stream.envelope import id_key
 from app.stream.keys import STREAM
 from workers.archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
@@ -213,7 +213,7 @@ class Archiver:
         if self.gap_checked or self.position is None:
             return
         self.gap_checked = True
-        if history.missed_history(self.client, self.position):
+        if state.missed_history(self.client, self.position):
             log.warning("Redis trimmed notifications after %s before they were archived; "
                         "going on from the oldest one left", self.position)
 

@@ -30,7 +30,7 @@ import time
 import redis
 
 from app.realtime.seam import visible
-from app.stream import history
+from app.stream import history, state
 from app.stream.envelope import id_key
 
 RESET = {"reason": "last_id is older than the retained history"}
@@ -68,11 +68,11 @@ class _Floor:
 def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False):
     """Yield ``(event, payload)`` for the replay of ``key`` (held by ``seam``)."""
     cursor, count = last_id, 0
-    info = history.stream_info(client)
+    info = state.stream_info(client)
     # The window holds nothing the stream does not (it was trimmed, replaced or lost).
-    seam.recent.forget_before(history.first_retained(info))
+    seam.recent.forget_before(state.first_retained(info))
     # 0 asks for all the history there is, which cannot have a gap.
-    recovered = not (id_key(last_id) > (0, 0) and history.missed_history(client, last_id, info))
+    recovered = not (id_key(last_id) > (0, 0) and state.missed_history(client, last_id, info))
     if not recovered:
         yield "reset", RESET
         cursor = None

@@ -16,7 +16,7 @@ it was made in, under ``<group>:epoch``:
 - no stream at all: it is made empty, with the group (from ``0``), and with
   an epoch (the current time, ``<ms>-0``, at or below any id the new stream
   will give), in one step, so that a client's cursor from the old stream is
-  still known to be from another stream (history.missed_history).
+  still known to be from another stream (state.missed_history).
 
     ensure(client, "herald:webhooks")   # "exists", "$", "0" or "new stream"
 """

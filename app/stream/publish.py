@@ -30,7 +30,7 @@ DEFAULT_HISTORY_MAX = 100_000
 # The stream's epoch (keys.EPOCH): the id of the first entry of the stream's life, set by the
 # publish that creates the stream (after it was deleted, replaced, or lost with
 # Redis's data). A client's last_id from before it comes from another stream:
-# not recoverable by replay (history.missed_history).
+# not recoverable by replay (state.missed_history).
 _NEW_EPOCH_LUA = """
 local function add(stream, epoch, ...)
   local fresh = redis.call('EXISTS', stream) == 0

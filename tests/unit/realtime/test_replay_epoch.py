@@ -4,7 +4,7 @@ The stream's epoch (app/stream/publish.py) is the id of its first entry ever; re
 from a last_id older than that could miss nothing only by luck, so the
 server says ``reset`` and ``replayed`` with ``recovered: false``.
 """
-from app.stream import history
+from app.stream import state
 from app.stream.keys import EPOCH, STREAM
 from app.stream.publish import Bus
 from tests.support import wait_until
@@ -28,11 +28,11 @@ def _redis_ms(redis):
 def test_a_last_id_from_before_the_epoch_is_missed_history(redis):
     bus = Bus(redis)
     old = bus.publish("news.a", "in the old stream")
-    assert not history.missed_history(redis, old)
+    assert not state.missed_history(redis, old)
     redis.delete(STREAM)
     # A stream made anew in the same millisecond would start at the old id itself.
     wait_until(lambda: _redis_ms(redis) > int(old.split("-")[0]), message="the next millisecond")
     bus.publish("news.a", "in the new stream")
     # Without the epoch this looked whole: nothing was trimmed from the new stream.
-    assert history.missed_history(redis, old)
-    assert not history.missed_history(redis, "0")
+    assert state.missed_history(redis, old)
+    assert not state.missed_history(redis, "0")

@@ -1,7 +1,7 @@
 """The webhook dispatcher's consumer group when ``herald:stream`` is recreated (deleted,
 replaced, lost with Redis' data): it starts from the beginning of the new stream, so what
 is published after the recreate is delivered, and the stream's epoch stays true."""
-from app.stream import history
+from app.stream import state
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
 from app.webhooks import store
@@ -42,8 +42,8 @@ def test_a_group_remade_before_the_next_publish_keeps_the_epoch_true(redis, allo
     new = bus.publish("ops.b", "new")
     drain(dispatcher)
     assert queued_ids(redis, endpoint["id"]) == [old, new]
-    assert history.missed_history(redis, old)
-    assert not history.missed_history(redis, new)
+    assert state.missed_history(redis, old)
+    assert not state.missed_history(redis, new)
 
 
 def test_a_first_endpoint_gets_only_what_is_published_after_it(redis, allow_loopback):

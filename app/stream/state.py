@@ -1,0 +1,88 @@
+"""The stream's state: how much of its history is left, and whether a cursor is from it.
+
+A reader that resumes from a cursor (a Socket.IO or SSE replay, the
+archiver, a webhook endpoint) must know whether what came after it is still
+there: the stream is trimmed from its oldest end (``HISTORY_MAX``), and may
+be deleted, replaced or lost with Redis's data, which starts a new epoch
+(app/stream/publish.py). :func:`stream_info` reads what that takes in one
+step; :func:`missed_history` decides.
+"""
+import weakref
+
+from app.stream.envelope import id_key
+from app.stream.keys import EPOCH, STREAM
+
+_READ = object()
+
+
+# KEYS: the stream, its epoch. What replay needs of XINFO STREAM and the epoch, in one
+# round trip and a reply of a few bytes (XINFO's own carries its first and last
+# entries whole): {first entry's id or "", last generated id, entries added,
+# length, epoch or ""}; false when there is no stream.
+_STATE_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local state = {'', '', 0, 0, redis.call('GET', KEYS[2]) or ''}
+for i = 1, #info, 2 do
+  local name, value = info[i], info[i + 1]
+  if name == 'first-entry' then
+    if value then state[1] = value[1] end
+  elseif name == 'last-generated-id' then state[2] = value
+  elseif name == 'entries-added' then state[3] = value
+  elseif name == 'length' then state[4] = value end
+end
+return state
+"""
+_state_scripts = weakref.WeakKeyDictionary()  # client -> its registered _STATE_LUA
+
+
+def stream_info(client):
+    """What XINFO STREAM says of the stream (``first-entry``: ``(id,)`` or None,
+    ``last-generated-id``, ``entries-added``, ``length``) and its ``epoch`` (None
+    when unset), read in one step; None when the stream does not exist. A
+    reconnect storm's thousands of replays each ask this: one round trip and a
+    small reply, where XINFO STREAM and GET were two and XINFO's reply carried
+    two whole entries to parse."""
+    script = _state_scripts.get(client)
+    if script is None:
+        script = _state_scripts[client] = client.register_script(_STATE_LUA)
+    state = script(keys=[STREAM, EPOCH])
+    if not state:
+        return None
+    first, last, added, length, epoch = (v.decode() if isinstance(v, bytes) else v for v in state)
+    return {"first-entry": (first,) if first else None, "last-generated-id": last,
+            "entries-added": int(added), "length": int(length), "epoch": epoch or None}
+
+
+def first_retained(info):
+    """The id of the oldest entry the stream holds (``info``: :func:`stream_info`), or None."""
+    first = info.get("first-entry") if info else None
+    if not first:
+        return None
+    return first[0].decode() if isinstance(first[0], bytes) else first[0]
+
+
+def missed_history(client, last_id, info=_READ):
+    """True when notifications after ``last_id`` may have been trimmed away (or lost).
+
+    Trimming removes the oldest entries, so that is the case when ``last_id``
+    is older than the first retained entry and something was ever removed;
+    and when ``last_id`` is newer than anything the stream ever generated
+    (Redis lost its data), the client's picture cannot be repaired by replay.
+    So too when ``last_id`` is older than the stream's epoch (its first entry
+    ever, see app/stream/publish.py): it comes from a stream deleted or replaced since.
+    ``info``: the stream's :func:`stream_info`, when the caller has it already.
+    """
+    if info is _READ:
+        info = stream_info(client)
+    if info is None:  # no such key: nothing was ever published
+        return id_key(last_id) > (0, 0)
+    if id_key(last_id) > id_key(info["last-generated-id"]):
+        return True
+    epoch = info["epoch"]
+    if epoch and (0, 0) < id_key(last_id) < id_key(epoch):
+        return True
+    first = info.get("first-entry")
+    if not first:
+        return info["entries-added"] > 0 and id_key(last_id) < id_key(info["last-generated-id"])
+    return info["entries-added"] > info["length"] and id_key(last_id) < id_key(first[0])
