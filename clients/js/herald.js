@@ -114,8 +114,8 @@
   function Cursor(key, start) {
     this.key = key;
     this.value = null;
+    if (key) this.advance(this.stored());  // the remembered cursor first: `start` moves it forward only
     this.advance(start);
-    if (key) this.advance(this.stored());
   }
 
   Cursor.prototype.stored = function () {

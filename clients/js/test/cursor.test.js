@@ -80,11 +80,10 @@ test('remember keeps the cursor in localStorage per user; a new client resumes f
   assert.equal((await bob.socket.auth()).last_id, undefined, "another user's cursor is not his");
 });
 
-// Known bug, left as it is here (a behaviour change of the published client is
-// for its owner): the Cursor constructor advances to `lastId` first, which
-// overwrites the stored id, and then reads the store back, so an older lastId
-// wins over a newer remembered cursor. Reading the store before advancing fixes it.
-test('with remember, an older lastId does not move the remembered cursor back', {todo: 'Cursor() stores lastId before reading the store'}, async () => {
+// The Cursor constructor once advanced to `lastId` first, which overwrote the
+// stored id, and read the store back after: an older lastId won over a newer
+// remembered cursor, and the client replayed what it had already shown.
+test('with remember, an older lastId does not move the remembered cursor back', async () => {
   const storage = fakeStorage();
   storage.setItem('herald.lastId.ana', '5-0');
   const older = await connected(loadHerald({localStorage: storage}), {user: 'ana', remember: true, lastId: '3-0'});
