@@ -24,7 +24,9 @@ CONNECTION = "herald.connection"  # environ key: the pywsgi handler serving the 
 
 
 class DirectEvents:
-    """Writes to one event stream's socket beside pywsgi (see the module)."""
+    """Writes to one event stream's socket beside pywsgi (see the module): the hub
+    (streams.py) writes through ``writer`` (its ``write_now``, ``busy`` and
+    ``failed``), framed as ``handler.response_use_chunked`` says (:func:`frame`)."""
 
     __slots__ = ("handler", "writer")
 
@@ -37,24 +39,6 @@ class DirectEvents:
         """The stream's direct writer, or None when not served by Herald's handler."""
         handler = environ.get(CONNECTION)
         return cls(handler) if handler is not None and handler.socket is not None else None
-
-    @property
-    def busy(self):
-        return self.writer.busy
-
-    @property
-    def failed(self):
-        """A write failed: the peer is gone or stopped reading, the stream is over."""
-        return self.writer.failed
-
-    @property
-    def chunked(self):
-        """Whether the response is chunk-framed (HTTP/1.1; an HTTP/1.0 one is not)."""
-        return self.handler.response_use_chunked
-
-    def write_now(self, frame):
-        """Start writing ``frame`` (from :func:`frame`) without blocking."""
-        self.writer.write_now(frame)
 
     def wait(self):
         """Block until a rest of a direct write is out (before pywsgi writes)."""

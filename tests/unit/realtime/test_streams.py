@@ -79,6 +79,18 @@ def direct_stream(hub, sock, chunked=True, expires=None):
     return stream
 
 
+def chunk(events):
+    """``events`` as pywsgi frames a piece of a chunked response."""
+    return b"%x\r\n" % len(events) + events + b"\r\n"
+
+
+def nothing_more(sock):
+    """Nothing (more) was written to the peer's end ``sock``."""
+    sock.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        sock.recv(100)
+
+
 def received(sock, size):
     data = b""
     with gevent.Timeout(5):
@@ -95,7 +107,7 @@ def test_an_idle_stream_gets_a_batch_in_one_chunk_from_the_loop_itself(pair):
                  (rooms.rooms_for("sports", None), "2-0", '{"n":2}', None),
                  (rooms.rooms_for("news.b", None), "3-0", '{"n":3}', None)])
     events = b'id: 1-0\ndata: {"n":1}\n\nid: 3-0\ndata: {"n":3}\n\n'
-    expected = b"%x\r\n" % len(events) + events + b"\r\n"  # one chunk, as pywsgi frames it
+    expected = chunk(events)  # one chunk, as pywsgi frames it
     assert received(theirs, len(expected)) == expected
     assert stream.queue.empty() and hub.delivered == hub.written == 2
 
@@ -118,9 +130,7 @@ def test_a_stream_whose_greenlet_is_not_parked_is_queued_to(pair):
     stream.idle = True  # parked again, but one is queued: it waits its turn behind it
     hub.deliver([(rooms.rooms_for("news", None), "2-0", "{2}", None)])
     assert drain(stream) == [("1-0", "{1}"), ("2-0", "{2}")] and hub.written == 0
-    theirs.setblocking(False)
-    with pytest.raises(BlockingIOError):
-        theirs.recv(100)
+    nothing_more(theirs)
 
 
 def test_what_the_kernel_does_not_take_is_finished_before_anything_else(pair):
@@ -129,14 +139,14 @@ def test_what_the_kernel_does_not_take_is_finished_before_anything_else(pair):
     stream = direct_stream(hub, ours)
     big = "x" * (4 << 20)  # more than the socket pair buffers
     hub.deliver([(rooms.rooms_for("news", None), "1-0", big, None)])
-    assert stream.direct.busy
+    assert stream.direct.writer.busy
     hub.deliver([(rooms.rooms_for("news", None), "2-0", "{2}", None)])
     assert drain(stream) == [("2-0", "{2}")]  # behind the rest, in the queue
     events = b"id: 1-0\ndata: " + big.encode() + b"\n\n"
-    first = b"%x\r\n" % len(events) + events + b"\r\n"
+    first = chunk(events)
     reader = gevent.spawn(received, theirs, len(first) + 5)
     stream.direct.wait()  # what the stream's greenlet does before pywsgi writes
-    assert not stream.direct.busy
+    assert not stream.direct.writer.busy
     ours.sendall(b"after")  # pywsgi's next write: after the whole of the first
     assert reader.get() == first + b"after"
     assert hub.written == 1
@@ -149,10 +159,8 @@ def test_past_its_credentials_end_nothing_is_written(pair):
     hub.deliver([(rooms.rooms_for("news", None), "999999-0", "{}", None),
                  (rooms.rooms_for("news", None), "1000001-0", "{}", None)])
     events = b"id: 999999-0\ndata: {}\n\n"
-    assert received(theirs, len(events) + 6) == b"%x\r\n" % len(events) + events + b"\r\n"
-    theirs.setblocking(False)
-    with pytest.raises(BlockingIOError):
-        theirs.recv(100)
+    assert received(theirs, len(chunk(events))) == chunk(events)
+    nothing_more(theirs)
 
 
 def test_a_stream_whose_peer_is_gone_is_ended(pair):
