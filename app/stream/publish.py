@@ -23,69 +23,15 @@ import orjson
 from app.redis_client import UNAVAILABLE, connect
 from app.settings import history_max, redis_url
 from app.stream import envelope as rules
+from app.stream import publish_scripts as scripts
 from app.stream.keys import EPOCH, LIVE, STREAM
 
 DEFAULT_HISTORY_MAX = 100_000
 
-# The stream's epoch (keys.EPOCH): the id of the first entry of the stream's life, set by the
-# publish that creates the stream (after it was deleted, replaced, or lost with
-# Redis's data). A client's last_id from before it comes from another stream:
-# not recoverable by replay (state.missed_history).
-_NEW_EPOCH_LUA = """
-local function add(stream, epoch, ...)
-  local fresh = redis.call('EXISTS', stream) == 0
-  local id = redis.call('XADD', stream, ...)
-  if fresh then redis.call('SET', epoch, id) end
-  return id
-end
-"""
-
-# KEYS: stream, live channel, epoch, idempotency key ("": none)[, credential key].
-# ARGV: maxlen, key ttl, "fingerprint", the credential's holder ("": none), then
-# one (envelope JSON without id, topic, user, ts) quadruple per notification.
-# With a credential key that no longer names its holder (an API key revoked
-# since this process last looked it up) it writes nothing and answers {-1, ""}.
-# Else it writes them all, in order, and answers {1, "id ts id ts ..."}. With an
-# idempotency key already seen it writes nothing and answers {0, what the first
-# publish stored: "fingerprint id ts id ts ..."}; a new key remembers this
-# publish, in the same atomic step.
-_PUBLISH_LUA = _NEW_EPOCH_LUA + """
-if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[4] then return {-1, ''} end
-if KEYS[4] ~= '' then
-  local seen = redis.call('GET', KEYS[4])
-  if seen then return {0, seen} end
-end
-local written = {}
-for i = 5, #ARGV, 4 do
-  local id = add(KEYS[1], KEYS[3], 'MAXLEN', '~', ARGV[1], '*',
-                 'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
-  redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
-  written[#written + 1] = id .. ' ' .. ARGV[i + 3]
-end
-local answer = table.concat(written, ' ')
-if KEYS[4] ~= '' then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
-return {1, answer}
-"""
 IDEMPOTENCY_TTL = 24 * 3600
-
-
-# KEYS: stream, live channel, batch key, epoch. ARGV: maxlen, batch-key ttl, then
-# one triple (envelope JSON without id, topic, user) per notification. The ids
-# are kept under the batch key, in the same atomic step, so that a caller who
-# lost the reply can learn whether the batch was written, and its ids.
-_PUBLISH_BATCH_LUA = _NEW_EPOCH_LUA + """
-local ids = {}
-for i = 3, #ARGV, 3 do
-  local id = add(KEYS[1], KEYS[4], 'MAXLEN', '~', ARGV[1], '*',
-                 'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
-  redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
-  ids[#ids + 1] = id
-end
-redis.call('SET', KEYS[3], table.concat(ids, ' '), 'EX', ARGV[2])
-return ids
-"""
 BATCH_KEY_TTL = 3600
 MAX_BATCH = 100  # notifications in one publish_envelopes call
+
 
 class Prepared(NamedTuple):
     """A validated notification, encoded and stamped, ready to publish."""
@@ -138,16 +84,40 @@ class Credential(NamedTuple):
     holder: str
 
 
+class Quota(NamedTuple):
+    """Rate limits the publish script counts in its atomic step, one request against
+    each: fixed windows, ``amounts[i]`` requests per ``windows[i]`` seconds, counted
+    under ``keys[i]`` (app/web/publish_quota.py)."""
+
+    keys: tuple
+    amounts: tuple
+    windows: tuple
+
+    def arguments(self):
+        """The limits' (amount, window) pairs, flat, as the scripts take them."""
+        return [value for pair in zip(self.amounts, self.windows, strict=True) for value in pair]
+
+
+class QuotaExceeded(RuntimeError):
+    """A rate limit of the publish's :class:`Quota` was past its amount: nothing was
+    written. ``index`` is that limit's position in the quota."""
+
+    def __init__(self, index):
+        super().__init__(f"rate limit {index} exceeded")
+        self.index = index
+
+
 class Bus:
     """Publishes to one Redis; safe to share between threads and greenlets."""
 
     def __init__(self, client, history_max=DEFAULT_HISTORY_MAX):
         self.client = client
         self.history_max = history_max
-        self._script = client.register_script(_PUBLISH_LUA)
-        self._batch_script = client.register_script(_PUBLISH_BATCH_LUA)
+        self._script = client.register_script(scripts.PUBLISH)
+        self._batch_script = client.register_script(scripts.PUBLISH_BATCH)
+        self._spend_script = client.register_script(scripts.SPEND)
 
-    def publish_envelope(self, envelope, idempotency_key=None, credential=None):
+    def publish_envelope(self, envelope, idempotency_key=None, credential=None, quota=None):
         """Validate and publish ``envelope`` (a dict without id/ts).
 
         Returns ``{"id": ..., "ts": ...}``. Raises EnvelopeError naming the
@@ -162,20 +132,23 @@ class Bus:
 
         With ``credential`` (a :class:`Credential`) nothing is written unless
         it still names its holder, checked in the same atomic step: else
-        CredentialRefused.
+        CredentialRefused. With ``quota`` (a :class:`Quota`) the publish counts
+        against its rate limits in that step too, and one past its amount
+        writes nothing: QuotaExceeded.
         """
         [published], replayed = self._publish([rules.validate(envelope)],
-                                              idempotency_key, credential)
+                                              idempotency_key, credential, quota)
         return dict(published, replayed=True) if replayed else published
 
-    def publish_envelopes(self, envelopes, idempotency_key=None, credential=None):
+    def publish_envelopes(self, envelopes, idempotency_key=None, credential=None, quota=None):
         """Validate and publish a list of envelopes, all or none, in order.
 
         Returns ``({"notifications": [{"id", "ts"}, ...]}, replayed)``. Every
         envelope is checked before anything is written: an EnvelopeError
         names the one at fault (``notifications[2].topic: ...``). The
-        idempotency key covers the whole list, and ``credential`` is checked,
-        as in :meth:`publish_envelope`.
+        idempotency key covers the whole list, and ``credential`` and ``quota``
+        are checked, as in :meth:`publish_envelope` (the list counts as one
+        request).
         """
         if not isinstance(envelopes, list) or not 1 <= len(envelopes) <= MAX_BATCH:
             raise rules.EnvelopeError(
@@ -187,20 +160,23 @@ class Bus:
             except rules.EnvelopeError as exc:
                 raise rules.EnvelopeError(f"notifications[{index}].{exc.field}",
                                                   exc.rule) from None
-        published, replayed = self._publish(clean, idempotency_key, credential)
+        published, replayed = self._publish(clean, idempotency_key, credential, quota)
         return {"notifications": published}, replayed
 
-    def _publish(self, clean, idempotency_key, credential=None):
+    def _publish(self, clean, idempotency_key, credential=None, quota=None):
         """Publish validated envelopes in one script; returns (``[{"id", "ts"}]``, replayed)."""
         prepared = [_prepare_clean(item) for item in clean]
         once = "" if idempotency_key is None else \
             "herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
-        keys = [STREAM, LIVE, EPOCH, once]
+        keys = [STREAM, LIVE, EPOCH, once, ""]
         digest = fingerprint(clean[0] if len(clean) == 1 else clean)
-        args = [self.history_max, IDEMPOTENCY_TTL, digest, ""]
+        args = [self.history_max, IDEMPOTENCY_TTL, digest, "", 0]
         if credential is not None:
-            keys.append(credential.key)
-            args[3] = credential.holder
+            keys[4], args[3] = credential.key, credential.holder
+        if quota is not None:
+            keys += quota.keys
+            args[4] = len(quota.keys)
+            args += quota.arguments()
         for item in prepared:
             args += [item.raw, item.topic, item.user, item.ts]
         try:
@@ -209,12 +185,25 @@ class Bus:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
         if written == -1:
             raise CredentialRefused("the credential was revoked")
+        if written == -2:
+            raise QuotaExceeded(int(value) - 1)
         if written:
             return _pairs(_text(value).split(" ")), False
         first_digest, stored = _stored_answer(_text(value))
         if first_digest != digest or len(stored) != len(prepared):
             raise IdempotencyConflict("idempotency key: already used for a different notification")
         return stored, True
+
+    def spend(self, quota):
+        """Count one request against ``quota``'s limits, for a publish refused before
+        the script (a bad body); raises QuotaExceeded past a limit. Raises
+        BusUnavailable when Redis cannot be reached."""
+        try:
+            past = self._spend_script(keys=list(quota.keys), args=quota.arguments())
+        except UNAVAILABLE as exc:
+            raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
+        if past:
+            raise QuotaExceeded(int(past) - 1)
 
     def publish(self, topic, title, idempotency_key=None, **fields):
         """Publish a notification given as keywords; returns its id."""

@@ -6,7 +6,9 @@
   which every open tab calls when it reconnects, so many at once after a
   restart, maybe from one address behind a NAT), per signed-in user:
   RATELIMIT_SESSION_TOKEN;
-- every API request made with an API key, per key: RATELIMIT_API_KEY.
+- every API request made with an API key, per key and view: RATELIMIT_API_KEY
+  (the two publish views count it inside the publish script itself, in its
+  one round trip: app/web/publish_quota.py).
 
 Past a limit the answer is 429 with ``Retry-After`` (seconds) and, on the
 JSON endpoints, ``{"error": "rate limit exceeded: ..."}``. Behind a proxy the
@@ -16,7 +18,7 @@ process's memory meanwhile, rather than failing the request.
 """
 import hashlib
 
-from flask import jsonify, render_template, request, session
+from flask import jsonify, make_response, render_template, request, session
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
@@ -57,6 +59,15 @@ def not_an_api_key():
     return not _bearer().startswith(accounts.API_KEY_PREFIX)
 
 
+# The views whose API-key limit the publish script counts itself (app/web/publish_quota.py).
+COUNTED_BY_THE_PUBLISH = ("api.publish", "api.publish_batch")
+
+
+def not_counted_here():
+    """Exempt from the limiter: no API key, or a publish (which counts its own)."""
+    return not_an_api_key() or request.endpoint in COUNTED_BY_THE_PUBLISH
+
+
 def init_app(app, api_blueprint):
     """Give ``app`` a limiter of its own and put the limits on its views.
 
@@ -73,7 +84,7 @@ def init_app(app, api_blueprint):
                       storage_uri=uri, storage_options=options)
     app.extensions["herald.limiter"] = limiter
     limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
-                  exempt_when=not_an_api_key, scope="apikey")(api_blueprint)
+                  exempt_when=not_counted_here, scope="apikey")(api_blueprint)
     views = app.view_functions
     views["auth.login"] = limiter.limit(lambda: config["RATELIMIT_LOGIN"], methods=["POST"],
                                         scope="login")(views["auth.login"])
@@ -86,19 +97,25 @@ def init_app(app, api_blueprint):
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(exc):
-        message = f"rate limit exceeded: {exc.description}"
-        if request.path == "/login":
-            answer = app.make_response((render_template("login.html", username="", error=message), 429))
-        else:
-            answer = app.make_response((jsonify(error=message), 429))
-        answer.headers["Retry-After"] = str(retry_after(exc))
-        return answer
+        return refusal(exc.description, getattr(getattr(exc, "limit", None), "limit", None))
 
 
-def retry_after(exc):
+def refusal(description, limit):
+    """The 429 answer for a request past ``limit`` (a limits RateLimitItem), described
+    as ``description``: JSON, or the sign-in page for the form, with Retry-After."""
+    message = f"rate limit exceeded: {description}"
+    if request.path == "/login":
+        answer = make_response(render_template("login.html", username="", error=message), 429)
+    else:
+        answer = make_response(jsonify(error=message), 429)
+    answer.headers["Retry-After"] = str(retry_after(limit))
+    return answer
+
+
+def retry_after(limit):
     """Seconds until a refused caller may try again: at most the limit's window (the
     count starts again by then), read from the limit itself, without asking Redis."""
     try:
-        return max(1, int(exc.limit.limit.get_expiry()))
+        return max(1, int(limit.get_expiry()))
     except (AttributeError, TypeError, ValueError):
         return 60

@@ -8,9 +8,9 @@ from werkzeug.exceptions import HTTPException
 
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import EnvelopeError
-from app.stream.publish import CredentialRefused, IdempotencyConflict
+from app.stream.publish import CredentialRefused, IdempotencyConflict, QuotaExceeded
 from app.users import read_state
-from app.web import extensions
+from app.web import extensions, publish_quota, rate_limits
 from app.web.api import access
 from app.web.api.blueprint import bp
 from app.web.auth import api_keys, scope
@@ -22,8 +22,8 @@ log = logging.getLogger("herald.api")
 @access.publishers()
 def publish(who):
     """Publish one notification: an API key, or an admin (session with CSRF, or token)."""
-    def one(envelope, key):
-        published = extensions.bus().publish_envelope(envelope, key, api_keys.credential(who))
+    def one(envelope, key, quota):
+        published = extensions.bus().publish_envelope(envelope, key, api_keys.credential(who), quota)
         replayed = published.pop("replayed", False)
         if not replayed:  # the notification's own correlation id (a run's, a request's), if any
             log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
@@ -36,11 +36,11 @@ def publish(who):
 @access.publishers()
 def publish_batch(who):
     """Publish ``{"notifications": [envelope, ...]}`` (1 to 100), all or none, in order."""
-    def many(body, key):
+    def many(body, key, quota):
         if not isinstance(body, dict) or set(body) != {"notifications"}:
             raise EnvelopeError("notifications", 'the body must be {"notifications": [envelope, ...]}')
         published, replayed = extensions.bus().publish_envelopes(body["notifications"], key,
-                                                                 api_keys.credential(who))
+                                                                 api_keys.credential(who), quota)
         if not replayed:
             ids = published["notifications"]
             log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
@@ -50,32 +50,57 @@ def publish_batch(who):
 
 
 def _publishing(who, publish):
-    """Answer a publish request: ``publish(body, idempotency key)`` returns
-    ``(answer, replayed)``; refusals become 400 (naming the field) or 422. A
-    remembered API key (app/web/auth/api_keys.py) is checked by the publish
-    itself, or before any refusal is answered: a revoked key gets 401, always."""
+    """Answer a publish request: ``publish(body, idempotency key, quota)`` returns
+    ``(answer, replayed)``; refusals become 400 (naming the field) or 422.
+
+    Two checks are made by the publish script itself, in its one round trip: a
+    remembered API key (app/web/auth/api_keys.py) and the API key's rate limit
+    (app/web/publish_quota.py). A request refused before the script gets both
+    first (:func:`_refusing`): a revoked key gets 401, and one past its limit 429,
+    whatever its body.
+    """
+    quota = publish_quota.quota(who)
     if not request.is_json:
-        access.verify(who)
-        return jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400
+        return _refusing(who, quota) or (
+            jsonify(error="body: must be a JSON object with Content-Type: application/json"), 400)
     try:
         body = request.get_json(silent=True)
     except HTTPException:  # a refused body (app/web/json_body.py), or one too large
-        access.verify(who)
-        raise
+        too_many = _refusing(who, quota)
+        if too_many is None:
+            raise
+        return too_many
     if body is None:
-        access.verify(who)
-        return jsonify(error="body: is not valid JSON"), 400
+        return _refusing(who, quota) or (jsonify(error="body: is not valid JSON"), 400)
     try:
-        published, replayed = publish(body, _idempotency_key(who))
+        published, replayed = publish(body, _idempotency_key(who), quota)
     except EnvelopeError as exc:
-        access.verify(who)
-        return jsonify(error=str(exc), field=exc.field), 400
+        return _refusing(who, quota) or (jsonify(error=str(exc), field=exc.field), 400)
     except IdempotencyConflict:
         return jsonify(error="Idempotency-Key: already used for a different notification",
                        field="Idempotency-Key"), 422
     except CredentialRefused:  # revoked since this process last looked it up: nothing written
         access.refuse(who)
+    except QuotaExceeded as exc:
+        return _too_many(exc)
     return jsonify(published), 201, {"Idempotent-Replayed": "true"} if replayed else {}
+
+
+def _refusing(who, quota):
+    """Before a publish is refused for its request: the key checked now (401 when
+    revoked) and the request counted against its limit; the 429 past it, else None."""
+    access.verify(who)
+    if quota is not None:
+        try:
+            extensions.bus().spend(quota)
+        except QuotaExceeded as exc:
+            return _too_many(exc)
+    return None
+
+
+def _too_many(exc):
+    limit = publish_quota.exceeded(exc.index)
+    return rate_limits.refusal(str(limit), limit)
 
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")

@@ -73,3 +73,88 @@ def test_limits_survive_redis_going_away(limited, redis_server):
     reply = app.test_client().post("/api/notifications", json={"topic": "a", "title": "b"},
                                    headers={"Authorization": "Bearer hk_nothing"})
     assert reply.status_code == 503
+
+
+def _commands(redis):
+    """Every command Redis has run so far, by name (scripts' own calls included)."""
+    return {name: stats["calls"] for name, stats in redis.info("commandstats").items()}
+
+
+def test_a_publish_with_a_known_key_is_limited_within_its_one_round_trip(limited, redis):
+    """The publish script counts the limit: no round trip of the limiter's own."""
+    key = accounts.create_api_key(redis, "etl")
+    client, headers = limited.test_client(), {"Authorization": f"Bearer {key}"}
+    envelope = {"topic": "etl.done", "title": "done"}
+    assert client.post("/api/notifications", json=envelope, headers=headers).status_code == 201
+    before = _commands(redis)
+    assert client.post("/api/notifications", json=envelope, headers=headers).status_code == 201
+    after = _commands(redis)
+    sent = {name: after[name] - before.get(name, 0) for name in after
+            if after[name] != before.get(name, 0) and name != "cmdstat_info"}
+    assert sent["cmdstat_evalsha"] == 1, sent
+    assert sent["cmdstat_incr"] == 1, sent  # the limit's count, inside the script
+    assert sent["cmdstat_xadd"] == 1, sent
+
+
+@pytest.mark.parametrize("refused, answer", [
+    ({"data": "not json", "content_type": "text/plain"}, 400),
+    ({"data": "{not json", "content_type": "application/json"}, 400),
+    ({"json": {"topic": "Bad Topic!", "title": "x"}}, 400),
+    ({"json": {"title": "no topic"}}, 400),
+])
+def test_a_refused_publish_counts_against_the_limit(limited, redis, refused, answer):
+    key = accounts.create_api_key(redis, "etl")
+    client, headers = limited.test_client(), {"Authorization": f"Bearer {key}"}
+    codes = [client.post("/api/notifications", headers=headers, **refused).status_code
+             for _ in range(6)]
+    assert codes == [answer] * 5 + [429]
+    good = client.post("/api/notifications", json={"topic": "etl.done", "title": "done"},
+                       headers=headers)
+    assert good.status_code == 429 and 0 < int(good.headers["Retry-After"]) <= 60
+    assert good.get_json()["error"] == "rate limit exceeded: 5 per 1 minute"
+    assert redis.xlen("herald:stream") == 0
+
+
+def test_the_batch_endpoint_is_limited_apart_and_writes_nothing_past_it(limited, redis):
+    key = accounts.create_api_key(redis, "etl")
+    client, headers = limited.test_client(), {"Authorization": f"Bearer {key}"}
+    batch = {"notifications": [{"topic": "etl.a", "title": "a"}, {"topic": "etl.b", "title": "b"}]}
+    codes = [client.post("/api/notifications/batch", json=batch, headers=headers).status_code
+             for _ in range(6)]
+    assert codes == [201] * 5 + [429]
+    assert redis.xlen("herald:stream") == 10
+    # The single publish has a count of its own (as Flask-Limiter counted per view).
+    assert client.post("/api/notifications", json={"topic": "etl.c", "title": "c"},
+                       headers=headers).status_code == 201
+
+
+def test_the_first_limit_reached_is_the_one_named(redis_server, redis):
+    app = create_app(TestConfig(redis_server.url, RATELIMIT_API_KEY="3 per hour; 2 per minute"))
+    key = accounts.create_api_key(redis, "etl")
+    client, headers = app.test_client(), {"Authorization": f"Bearer {key}"}
+    envelope = {"topic": "etl.done", "title": "done"}
+    codes = [client.post("/api/notifications", json=envelope, headers=headers).status_code
+             for _ in range(3)]
+    assert codes == [201, 201, 429]
+    refused = client.post("/api/notifications", json=envelope, headers=headers)
+    assert refused.get_json()["error"] == "rate limit exceeded: 2 per 1 minute"
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+
+
+def test_other_api_views_are_still_limited_by_the_limiter(limited, redis):
+    key = accounts.create_api_key(redis, "etl")
+    client, headers = limited.test_client(), {"Authorization": f"Bearer {key}"}
+    codes = [client.get("/api/notifications", headers=headers).status_code for _ in range(6)]
+    assert codes == [403] * 5 + [429]  # an API key may not read, and is counted doing so
+    assert client.post("/api/notifications", json={"topic": "etl.c", "title": "c"},
+                       headers=headers).status_code == 201
+
+
+def test_an_admin_publishing_by_session_is_not_limited(limited, redis):
+    accounts.create_user(redis, "root", "root-password", admin=True)
+    client = limited.test_client()
+    token = client.post("/auth/token", json={"username": "root", "password": "root-password"})
+    headers = {"Authorization": f"Bearer {token.get_json()['token']}"}
+    codes = [client.post("/api/notifications", json={"topic": "ops.x", "title": "x"},
+                         headers=headers).status_code for _ in range(7)]
+    assert codes == [201] * 7
