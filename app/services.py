@@ -21,6 +21,7 @@ from typing import NamedTuple
 import socketio
 
 from app.ops.metrics import keep_snapshots, process_label
+from app.realtime.batched_reads import BatchedReads
 from app.realtime.budgets import ReadCoalescer
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.origins import origin_check
@@ -114,10 +115,13 @@ def build(config):
     follower = LiveFollower(client, config["REDIS_URL"], name="relay")
     seam = ReplaySeam(follower, Recent(min(MAX_ENTRIES, config["HISTORY_MAX"])))
     streams = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"], presence)
+    # A connect's reads (its user, its subscriptions) go to Redis with those of every
+    # connect at the same moment, in one pipeline (batched_reads.py).
+    connect_reads = BatchedReads(client, sio.start_background_task, sio.eio.create_event)
     namespace = NotificationsNamespace(
-        client, tokens, config["MAX_SUBSCRIPTIONS"], presence, seam,
-        reads=ReadCoalescer(client, sio.start_background_task, sio.eio.create_event),
-        admission=admission)
+        client, tokens.reading_through(connect_reads), config["MAX_SUBSCRIPTIONS"], presence,
+        seam, reads=ReadCoalescer(client, sio.start_background_task, sio.eio.create_event),
+        admission=admission, connect_reads=connect_reads)
     sio.register_namespace(namespace)
     relay = Relay(sio, follower, seam, namespace, streams)
     return Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,

@@ -85,6 +85,8 @@ class Probe {
     this.otherErrors = 0;     // connects that failed otherwise (no server yet)
     this.retryAfterMax = 0;
     this.backAt = null;       // time of the first `replayed` after the mark
+    this.attemptAt = null;    // time of the latest connect attempt
+    this.backAttemptAt = null;  // time of the attempt that brought it back
     this.backCount = null;    // and how many it replayed
     this.backRecovered = null;
     this.relapses = 0;        // replays after that one (it was lost again after coming back)
@@ -119,6 +121,7 @@ class Probe {
   watch(socket) {
     const send = socket.auth;
     socket.auth = (callback) => send((auth) => {
+      this.attemptAt = Date.now();
       if (markedAt !== null) {
         this.attemptsAfterMark++;
         if ((auth.last_id || null) !== this.lastId) this.wrongLastId++;
@@ -145,6 +148,7 @@ class Probe {
       if (markedAt !== null && this.backAt !== null) this.relapses++;
       if (markedAt !== null && this.backAt === null) {
         this.backAt = Date.now();
+        this.backAttemptAt = this.attemptAt;
         this.backCount = outcome.count;
         this.backRecovered = outcome.recovered;
       }
@@ -226,6 +230,20 @@ function check(file) {
   }
   during.sort((a, b) => a - b);
   calmLatency.sort((a, b) => a - b);
+  // When the clients came back (from the restart), when they made the attempt that
+  // brought them back, and how long that attempt took: waiting out a backoff
+  // window, or being served.
+  const back = [], tried = [], served = [];
+  for (const p of probes) {
+    if (p.backAt === null || p.backAttemptAt === null) continue;
+    back.push(p.backAt - restartedAt);
+    tried.push(p.backAttemptAt - restartedAt);
+    served.push(p.backAt - p.backAttemptAt);
+  }
+  const deciles = (values) => {
+    values.sort((a, b) => a - b);
+    return [0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1].map((f) => percentile(values, f));
+  };
   return {
     clients: probes.length, expected: expected.length, mismatched: bad.length, examples: bad.slice(0, 5),
     wrong_last_id: wrongLastId, not_back: notBack, not_recovered: notRecovered, relapsed,
@@ -240,6 +258,9 @@ function check(file) {
     calm_live_deliveries: calmLatency.length, calm_live_p50_ms: percentile(calmLatency, 0.5),
     calm_live_p99_ms: percentile(calmLatency, 0.99),
     calm_live_max_ms: calmLatency.length ? calmLatency[calmLatency.length - 1] : null,
+    // [p10, p25, p50, p75, p90, p99, max], ms
+    back_ms_deciles: deciles(back), attempt_ms_deciles: deciles(tried),
+    served_ms_deciles: deciles(served),
   };
 }
 

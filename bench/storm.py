@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.stream.publish import Bus  # noqa: E402
 from app.users import accounts, subscriptions  # noqa: E402
-from tests.support import LiveServer, RedisServer, SteadyPublisher, rss_mb, wait_until  # noqa: E402
+from tests.support import LiveServer, RedisServer, SteadyPublisher, cpu_seconds, rss_mb, wait_until  # noqa: E402
 
 TOPIC = "storm"
 UNBOUNDED = {"ADMIT_RATE": "0", "ADMIT_BURST": "0", "REPLAY_CONCURRENCY": "0", "REPLAY_QUEUE": "0"}
@@ -117,17 +117,30 @@ class StormClients:
 
 
 class PeakRss(threading.Thread):
-    """Samples a process's resident memory every ``every`` seconds; ``peak`` in MB."""
+    """Samples a process's resident memory every ``every`` seconds; ``peak`` in MB.
+    Every ``slice`` seconds it also notes the CPU share (of one core) used meanwhile
+    by that process and by ``others`` (the clients): ``timeline``, a list of
+    ``[seconds since the start, server share, clients' share]``, to tell which
+    side a storm waits on."""
 
-    def __init__(self, pid, every=0.05):
+    def __init__(self, pid, every=0.05, others=(), slice=0.5):
         super().__init__(daemon=True)
         self.pid, self.every, self.peak = pid, every, 0.0
+        self.others, self.slice, self.timeline = list(others), slice, []
         self.stopping = threading.Event()
 
     def run(self):
+        started = last = time.monotonic()
+        used = (cpu_seconds([self.pid]), cpu_seconds(self.others))
         while not self.stopping.is_set():
             try:
                 self.peak = max(self.peak, rss_mb(self.pid))
+                now = time.monotonic()
+                if now - last >= self.slice:
+                    now_used = (cpu_seconds([self.pid]), cpu_seconds(self.others))
+                    self.timeline.append([round(now - started, 1)] + [
+                        round((b - a) / (now - last), 2) for a, b in zip(used, now_used, strict=True)])
+                    used, last = now_used, now
             except (OSError, AssertionError):
                 return
             time.sleep(self.every)
@@ -203,7 +216,7 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
         started = time.monotonic()
         server.start()
         healthy_s = time.monotonic() - started
-        sampler = PeakRss(server.process.pid)
+        sampler = PeakRss(server.process.pid, others=[crowd.process.pid])
         sampler.start()
         if profile:  # py-spy over the restarted process, from its start until the clients are back
             spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid",
@@ -223,7 +236,8 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
         result.update(settled=settled, peak_rss_mb=round(sampler.peak, 1),
                       steady_rss_mb=round(steady_rss, 1), clients_kind="plain" if plain else "herald.js",
                       healthy_after_s=round(healthy_s, 2), server_deferred=deferred_by_server(server),
-                      published=len(publisher.accepted) + 1, env=env)
+                      published=len(publisher.accepted) + 1, env=env,
+                      cpu_timeline=sampler.timeline)
         return result
     finally:
         if publisher is not None and publisher.is_alive():

@@ -47,9 +47,11 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
     def __init__(self, client, verifier, max_subscriptions, presence, seam, reads=None,
-                 admission=None):
+                 admission=None, connect_reads=None):
         super().__init__(rooms.NAMESPACE)
         self.client = client
+        # What a connect reads goes through this (a batched_reads.BatchedReads), else the client.
+        self.connect_reads = connect_reads or client
         self.verifier = verifier  # app.web.auth.bearer.TokenVerifier
         self.max_subscriptions = max_subscriptions
         self.seam = seam  # a seam.ReplaySeam: holds for replays, beside the relay's feed
@@ -88,7 +90,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                 last_id = check_cursor(last_id)
             who = self.verifier.verify(auth.get("token"))
             name = who.name
-            topics = restrict(subscriptions.list_topics(self.client, name), who.topics)
+            topics = restrict(subscriptions.list_topics(self.connect_reads, name), who.topics)
         except tokens.TokenError as exc:
             raise Refused(f"unauthorized: {exc}") from None
         except EnvelopeError as exc:

@@ -9,9 +9,10 @@ connection whose token limits it to some topic prefixes (a host-app token's
 rooms of what the user's subscriptions cover inside them.
 
 A mixin of app/realtime/namespace.py's class, which holds what it uses:
-``client``, ``server``, ``seam``, ``max_subscriptions``, ``users`` (sid ->
-user), ``limits`` (sid -> prefixes, limited ones only) and ``joined`` (sid ->
-the topic rooms a limited connection is in).
+``client``, ``connect_reads`` (batched reads), ``server``, ``seam``,
+``max_subscriptions``, ``users`` (sid -> user), ``limits`` (sid -> prefixes,
+limited ones only) and ``joined`` (sid -> the topic rooms a limited
+connection is in).
 """
 import logging
 
@@ -46,7 +47,9 @@ class Subscribing:
         try:
             topics = subscriptions.parse_topics(data)
             self._check_limits(sid, topics)
-            if adding:
+            if not topics:  # asks for the list only (herald.js, on every connect): a read
+                full, changed = subscriptions.list_topics(self.connect_reads, user), []
+            elif adding:
                 full, changed = subscriptions.add(self.client, user, topics, self.max_subscriptions)
             else:
                 full, changed = subscriptions.remove(self.client, user, topics)

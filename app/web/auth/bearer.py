@@ -48,6 +48,11 @@ class TokenVerifier:
         self.token_ttl = token_ttl
         self.host = host  # a host_tokens.HostTokens
 
+    def reading_through(self, client):
+        """The same verifier, reading users through ``client`` (a connect's batched
+        reads, app/realtime/batched_reads.py)."""
+        return TokenVerifier(client, self.secret_key, self.token_ttl, self.host)
+
     def verify(self, token):
         """The :class:`Identity` behind ``token``."""
         if not token or not isinstance(token, str):

@@ -1,0 +1,89 @@
+"""The Redis reads of connections opening at the same moment, sent together.
+
+Every Socket.IO connect reads its user (``HMGET``: does the token's user
+still exist, with which token key) and its subscriptions (``SMEMBERS``), and
+a herald.js client asks for its subscription list again once connected. One
+at a time, each read is a round trip of its own through redis-py: a
+connection taken from the pool and checked for stray data (a ``poll``),
+the command sent, the reply read. In a reconnect storm thousands of
+connects come at once, and those per-read costs were a third of the
+restarted process's time while it was taking them back (bench/RESULTS.md).
+
+:class:`BatchedReads` stands in for the Redis client where a connect reads:
+a read waits for the others made in the same turn of the loop, and all of
+them go to Redis in one pipeline (not a transaction: each is the same read
+it was alone, made no earlier than it was asked for). One connect alone
+waits for nothing but its own round trip. A failure reaches every reader
+of that batch, as the same error a read of its own would have raised.
+"""
+import threading
+
+MOST = 512  # reads in one pipeline; past it the next ones start another
+
+
+class _Batch:
+    __slots__ = ("calls", "results", "error", "done", "sealed")
+
+    def __init__(self, done):
+        self.calls = []
+        self.results = None
+        self.error = None
+        self.done = done
+        self.sealed = False
+
+
+class BatchedReads:
+    """The read commands a connect makes (``hmget``, ``smembers``), batched.
+
+    ``spawn(function, *args)`` runs a function in a greenlet (or thread) of its
+    own; ``event()`` makes an event to wait on: the server's own kinds.
+    """
+
+    def __init__(self, client, spawn, event, most=MOST):
+        self.client = client
+        self.spawn = spawn
+        self.event = event
+        self.most = most
+        self.pending = None  # the _Batch being gathered
+        self.lock = threading.Lock()  # only ever contended with threads (the tests' mode)
+        self.batches = 0
+        self.reads = 0
+
+    def hmget(self, key, *fields):
+        return self._read("hmget", key, *fields)
+
+    def smembers(self, key):
+        return self._read("smembers", key)
+
+    def _read(self, command, *args):
+        with self.lock:
+            batch = self.pending
+            if batch is None or batch.sealed or len(batch.calls) >= self.most:
+                batch = self.pending = _Batch(self.event())
+                self.spawn(self._send, batch)
+            index = len(batch.calls)
+            batch.calls.append((command, args))
+        batch.done.wait()
+        if batch.error is not None:
+            raise batch.error
+        result = batch.results[index]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def _send(self, batch):
+        with self.lock:
+            batch.sealed = True
+            if self.pending is batch:
+                self.pending = None
+        try:
+            self.batches += 1
+            self.reads += len(batch.calls)
+            with self.client.pipeline(transaction=False) as pipe:
+                for command, args in batch.calls:
+                    getattr(pipe, command)(*args)
+                batch.results = pipe.execute(raise_on_error=False)
+        except Exception as exc:  # handed to every reader, who answers its own client
+            batch.error = exc
+        finally:
+            batch.done.set()
