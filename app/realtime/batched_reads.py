@@ -15,6 +15,10 @@ them go to Redis in one pipeline (not a transaction: each is the same read
 it was alone, made no earlier than it was asked for). One connect alone
 waits for nothing but its own round trip. A failure reaches every reader
 of that batch, as the same error a read of its own would have raised.
+
+Reads that every connect makes alike (the stream's state, which each replay
+needs) are :meth:`BatchedReads.shared`: one read answers all who asked for
+it in the same turn, made after the last of them asked.
 """
 import threading
 
@@ -45,6 +49,7 @@ class BatchedReads:
         self.event = event
         self.most = most
         self.pending = None  # the _Batch being gathered
+        self.sharing = {}  # name -> the _Batch of a shared read being gathered
         self.lock = threading.Lock()  # only ever contended with threads (the tests' mode)
         self.batches = 0
         self.reads = 0
@@ -54,6 +59,31 @@ class BatchedReads:
 
     def smembers(self, key):
         return self._read("smembers", key)
+
+    def shared(self, name, read):
+        """``read(client)``, made once for every caller asking for ``name`` in this
+        turn of the loop, after the last of them asked; its answer is theirs."""
+        with self.lock:
+            batch = self.sharing.get(name)
+            if batch is None:
+                batch = self.sharing[name] = _Batch(self.event())
+                self.spawn(self._share, name, batch, read)
+        batch.done.wait()
+        if batch.error is not None:
+            raise batch.error
+        return batch.results
+
+    def _share(self, name, batch, read):
+        with self.lock:
+            if self.sharing.get(name) is batch:
+                del self.sharing[name]
+        try:
+            self.batches += 1
+            batch.results = read(self.client)
+        except Exception as exc:  # handed to every caller
+            batch.error = exc
+        finally:
+            batch.done.set()
 
     def _read(self, command, *args):
         with self.lock:

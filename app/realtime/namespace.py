@@ -29,10 +29,12 @@ import logging
 import socketio
 
 from app.realtime import per_address, presence, replay, rooms, storm
+from app.realtime.batched_reads import BatchedReads
 from app.realtime.deadlines import Deadlines
 from app.realtime.subscribing import Subscribing
 from app.realtime.wire.admission import opened as handshake_opened
 from app.redis_client import UNAVAILABLE
+from app.stream import state
 from app.stream.envelope import EnvelopeError, check_cursor, restrict
 from app.users import read_state, subscriptions
 from app.web.auth import scope, tokens
@@ -141,7 +143,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                 return
             for event, payload in replay.steps(
                     self.client, self.seam, sid, name, topics, last_id,
-                    lambda live: self._go_live(sid, name, live), gone=gone):
+                    lambda live: self._go_live(sid, name, live), gone=gone, info=self._stream_info()):
                 if event == "notifications":  # their JSON as it is: no encoding, no scan
                     self.server.send_page(self.namespace, sid, [text for _id, text in payload])
                 else:
@@ -155,6 +157,13 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                 turn.done()
                 self.turns.pop(sid, None)
             self.seam.forget_hold(sid)
+
+    def _stream_info(self):
+        """The stream's state, read once for all the replays starting at this moment
+        (a storm's thousands each needed it: a tenth of the restarted process's time)."""
+        if isinstance(self.connect_reads, BatchedReads):
+            return self.connect_reads.shared("stream_info", state.stream_info)
+        return state.stream_info(self.client)
 
     def _say_live(self, sid, position):
         """Tell a connection without ``last_id`` where it went live: every

@@ -65,10 +65,18 @@ class _Floor:
         return self.value
 
 
-def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False):
-    """Yield ``(event, payload)`` for the replay of ``key`` (held by ``seam``)."""
+_UNREAD = object()
+
+
+def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False, info=_UNREAD):
+    """Yield ``(event, payload)`` for the replay of ``key`` (held by ``seam``).
+
+    ``info``: the stream's state (state.stream_info) when the caller read it
+    already, after ``key`` was held (the replays of a moment share one read).
+    """
     cursor, count = last_id, 0
-    info = state.stream_info(client)
+    if info is _UNREAD:
+        info = state.stream_info(client)
     # The window holds nothing the stream does not (it was trimmed, replaced or lost).
     seam.recent.forget_before(state.first_retained(info))
     # 0 asks for all the history there is, which cannot have a gap.
