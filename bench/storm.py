@@ -120,8 +120,8 @@ class PeakRss(threading.Thread):
     """Samples a process's resident memory every ``every`` seconds; ``peak`` in MB.
     Every ``slice`` seconds it also notes the CPU share (of one core) used meanwhile
     by that process and by ``others`` (the clients): ``timeline``, a list of
-    ``[seconds since the start, server share, clients' share]``, to tell which
-    side a storm waits on."""
+    ``[seconds since the start, server share, clients' share, server RSS MB]``, to
+    tell which side a storm waits on, and when its memory peaks."""
 
     def __init__(self, pid, every=0.05, others=(), slice=0.5):
         super().__init__(daemon=True)
@@ -134,12 +134,14 @@ class PeakRss(threading.Thread):
         used = (cpu_seconds([self.pid]), cpu_seconds(self.others))
         while not self.stopping.is_set():
             try:
-                self.peak = max(self.peak, rss_mb(self.pid))
+                rss = rss_mb(self.pid)
+                self.peak = max(self.peak, rss)
                 now = time.monotonic()
                 if now - last >= self.slice:
                     now_used = (cpu_seconds([self.pid]), cpu_seconds(self.others))
                     self.timeline.append([round(now - started, 1)] + [
-                        round((b - a) / (now - last), 2) for a, b in zip(used, now_used, strict=True)])
+                        round((b - a) / (now - last), 2) for a, b in zip(used, now_used, strict=True)
+                    ] + [round(rss, 1)])
                     used, last = now_used, now
             except (OSError, AssertionError):
                 return
@@ -284,12 +286,15 @@ def main():
     parser.add_argument("--plain", action="store_true",
                         help="plain socket.io-clients retrying every 0.5 s, ignoring retry_after "
                              "(else herald.js)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the restarted process, in every configuration")
     parser.add_argument("--out", default="storm", help="the results file: bench/results/OUT.json")
     parser.add_argument("--settle", type=float, default=300,
                         help="seconds to wait for every client to be live again")
     args = parser.parse_args()
     configs = {"default": {}, "unbounded": UNBOUNDED,
                "rate": {"ADMIT_RATE": args.admit_rate, "ADMIT_BURST": args.admit_burst}}
+    extra = dict(setting.split("=", 1) for setting in args.env)
     results = {}
     for name in args.configs.split(","):
         folder = Path(tempfile.mkdtemp(prefix="herald-storm-"))
@@ -297,7 +302,8 @@ def main():
         redis_server.start()
         client = redis_server.client()
         try:
-            results[name] = storm(redis_server.url, client, folder, args.clients, configs[name],
+            results[name] = storm(redis_server.url, client, folder, args.clients,
+                                  dict(configs[name], **extra),
                                   interval=1 / args.rate, outage=args.outage,
                                   settle_timeout=args.settle,
                                   profile=f"{args.profile}.{name}" if args.profile else None,

@@ -184,8 +184,10 @@ class ReplayTurns:
             following = self.waiting.popleft()  # its slot is the one freed: running stays
             following.granted = True
             following.event.set()
-            if following.start is not None:
-                following.start()
+            # Called once, and let go: it holds the turn (a cycle that outlived the replay).
+            start, following.start = following.start, None
+            if start is not None:
+                start()
         else:
             self.running -= 1
 

@@ -66,6 +66,34 @@ def test_replays_run_a_few_at_once_and_a_few_more_wait_their_turn():
     assert bounds.figures()["replays_running"] == 0
 
 
+def test_a_turn_started_later_is_freed_by_reference_counting_alone():
+    """A waiting turn's ``start`` holds what its replay needs, the turn included:
+    kept after it ran, that cycle outlived every replay of a storm (5 objects a
+    connection, until the rare full collection)."""
+    import functools
+    import gc
+    import weakref
+
+    class Replay:  # what the replay holds (its sid, user, topics, cursor)
+        pass
+
+    bounds, _clock = admission(concurrency=1, queue=1)
+    first, waiting, replay = bounds.replay_turn(), bounds.replay_turn(), Replay()
+    started = []
+    waiting.start = functools.partial(started.append, (waiting, replay))  # as the namespace's
+    freed = weakref.ref(replay)
+    gc.disable()
+    try:
+        first.done()
+        assert started[0][0] is waiting
+        started.clear()
+        waiting.done()
+        del waiting, replay
+        assert freed() is None
+    finally:
+        gc.enable()
+
+
 def test_a_connection_that_leaves_while_waiting_gives_up_its_place():
     bounds, _clock = admission(concurrency=1, queue=2)
     running, waiting, behind = (bounds.replay_turn() for _ in range(3))
