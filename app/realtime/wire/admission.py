@@ -20,13 +20,16 @@ the start of their request until their Socket.IO connect is answered (the
 namespace calls :meth:`AdmittingServer.handshake_done`), their first
 response is out (not a websocket), or HANDSHAKE_WAIT seconds have passed.
 One more waits its turn, in arrival order, before anything is read or built
-for it (a greenlet with a shallow stack); a health probe never waits. A
-reconnect storm once had 5,000 connections mid-handshake at once, each a
-greenlet parked deep in a Redis call with its stack saved: the restarted
-process peaked at 1.3-1.4x the memory it needed once they were all back.
-(Not accepting them at all, leaving them to the kernel's backlog, did as
-well, but let a client holding idle connections stop all accepting, health
-probes included.)
+for it: *parked*, an accepted socket and two libev watchers, with no
+greenlet (one parked greenlet, even with a shallow stack, is ~8 KiB of
+saved stack: thousands of them waiting were a storm's peak memory). A
+parked connection whose first bytes are a health probe's request line goes
+ahead at once: a health probe never waits. A reconnect storm once had 5,000
+connections mid-handshake at once, each a greenlet parked deep in a Redis
+call with its stack saved: the restarted process peaked at 1.3-1.4x the
+memory it needed once they were all back. (Not accepting them at all,
+leaving them to the kernel's backlog, did as well, but let a client holding
+idle connections stop all accepting, health probes included.)
 
 ``fd_budget()`` raises the process's soft descriptor limit to its hard one
 and says how many connections that allows, less the reserve and what Redis,
@@ -38,8 +41,8 @@ import logging
 import resource
 import socket as sockets
 
+import gevent
 from gevent import pywsgi
-from gevent.event import Event
 
 log = logging.getLogger("herald.admission")
 
@@ -89,7 +92,7 @@ class AdmittingServer(pywsgi.WSGIServer):
         self.reserve = reserve
         self.max_handshakes = max_handshakes
         self.handshakes = {}  # (address, str(port)) -> the timer that ends its handshake's slot
-        self.waiting = collections.deque()  # the Events of connections waiting for a slot
+        self.parked = collections.deque()  # _Parked connections waiting for a slot, in order
         self.slot_waits = 0     # connections that waited for a slot
         self.slot_expiries = 0  # slots let go at HANDSHAKE_WAIT, not by handshake_done
         self.open = 0
@@ -104,22 +107,13 @@ class AdmittingServer(pywsgi.WSGIServer):
         if timer is None:
             return
         timer.close()
-        while self.waiting:
-            turn = self.waiting.popleft()
-            if not turn.ready():  # (one that gave up waiting is passed over)
-                turn.set()
+        while self.parked:
+            parked = self.parked.popleft()
+            if parked.waiting:  # (one that went ahead meanwhile is passed over)
+                self._go(parked, slot=True)
                 return
 
-    def _take_slot(self, sock, key):
-        """A handshake slot for ``key``, waited for in line when all are taken (a
-        health probe goes ahead). After HANDSHAKE_QUEUE_WAIT in line the connection
-        goes ahead anyway, as it would without the bound."""
-        if len(self.handshakes) >= self.max_handshakes and not self._probe(sock):
-            turn = Event()
-            self.waiting.append(turn)
-            self.slot_waits += 1
-            if not turn.wait(HANDSHAKE_QUEUE_WAIT):
-                turn.set()  # gave up: passed over when its turn comes
+    def _hold_slot(self, key):
         timer = self.handshakes[key] = self.loop.timer(HANDSHAKE_WAIT)
         timer.start(self._slot_expired, *key)
 
@@ -128,23 +122,63 @@ class AdmittingServer(pywsgi.WSGIServer):
             self.slot_expiries += 1
             self.handshake_done(address, port)
 
-    def handle(self, sock, address):
+    def do_handle(self, sock, address):
+        """StreamServer's, run in the hub for each connection accepted, which spawns
+        its greenlet: a connection that must wait for a handshake slot is parked
+        instead, without one, and counted open meanwhile."""
         host = address[0] if isinstance(address, tuple) else ""
-        over = self._over_limit(host)
-        if over and not (self.open < self.max_connections + self.reserve and self._probe(sock)):
-            self.refused += 1
-            self._refuse(sock, over)
-            return
-        self.open += 1
-        self.by_address[host] = self.by_address.get(host, 0) + 1
         key = self._slot_key(address)
+        if key is None or self._over_limit(host):
+            return super().do_handle(sock, address, None)  # handle() decides, as before
+        self._count(host)
+        if len(self.handshakes) < self.max_handshakes and not self.parked:
+            self._hold_slot(key)
+            return super().do_handle(sock, address, key)
+        self.slot_waits += 1
+        self.parked.append(_Parked(self, sock, address, key))
+
+    def _go(self, parked, slot):
+        """Serve ``parked`` now (with a handshake slot, or without: a health probe, or
+        one that waited HANDSHAKE_QUEUE_WAIT, goes ahead as it would without the bound)."""
+        parked.leave()
+        if slot or parked.late:
+            self._hold_slot(parked.key)
+        super().do_handle(parked.sock, parked.address, parked.key if slot or parked.late else False)
+
+    def _sort(self, parked):
+        """A parked connection sent its first bytes: a health probe goes ahead; a
+        client that hung up already is let go; anything else waits on."""
+        start = self._peek(parked.sock, 0)
+        if not parked.waiting or start is None:
+            return
+        if start == b"":  # closed by its client while it waited
+            parked.leave()
+            self._release(parked.host, None)
+            parked.sock.close()
+        elif start.startswith(PROBES):
+            self._go(parked, slot=False)
+
+    def handle(self, sock, address, key=None):
+        """Serve one connection, in its greenlet. ``key``: its handshake slot, when
+        do_handle counted it open and gave it one (False: counted, no slot); None
+        when it is for this to decide (no slot to take, or over a limit)."""
+        host = address[0] if isinstance(address, tuple) else ""
+        if key is None:
+            over = self._over_limit(host)
+            if over and not (self.open < self.max_connections + self.reserve and self._probe(sock)):
+                self.refused += 1
+                self._refuse(sock, over)
+                return
+            self._count(host)
         try:
-            if key is not None:
-                self._take_slot(sock, key)
             super().handle(sock, address)
         finally:
             if sock not in self.kept:  # else released when the connection ends
-                self._release(host, key)
+                self._release(host, key or None)
+
+    def _count(self, host):
+        self.open += 1
+        self.by_address[host] = self.by_address.get(host, 0) + 1
 
     def _slot_key(self, address):
         if isinstance(address, tuple) and self.max_handshakes:
@@ -189,12 +223,18 @@ class AdmittingServer(pywsgi.WSGIServer):
 
     def _probe(self, sock):
         """True when the connection's first bytes are a health probe's request line."""
+        start = self._peek(sock, PROBE_WAIT)
+        return bool(start) and start.startswith(PROBES)
+
+    @staticmethod
+    def _peek(sock, wait):
+        """The connection's first bytes, left unread (b"": closed; None: nothing in
+        ``wait`` seconds, or an error)."""
         try:
-            sock.settimeout(PROBE_WAIT)
-            start = sock.recv(16, sockets.MSG_PEEK)
+            sock.settimeout(wait)
+            return sock.recv(16, sockets.MSG_PEEK)
         except OSError:
-            return False
-        return start.startswith(PROBES)
+            return None
 
     @staticmethod
     def _refuse(sock, reason):
@@ -205,3 +245,37 @@ class AdmittingServer(pywsgi.WSGIServer):
             pass
         finally:
             sock.close()
+
+
+class _Parked:
+    """An accepted connection waiting for a handshake slot, with no greenlet: a watcher
+    for its first bytes (to let a health probe go ahead) and a timer of
+    HANDSHAKE_QUEUE_WAIT (after which it goes ahead anyway)."""
+
+    __slots__ = ("server", "sock", "address", "host", "key", "waiting", "late", "readable",
+                 "deadline")
+
+    def __init__(self, server, sock, address, key):
+        self.server, self.sock, self.address, self.key = server, sock, address, key
+        self.host = address[0]
+        self.waiting, self.late = True, False
+        loop = server.loop
+        self.readable = loop.io(sock.fileno(), 1)
+        self.readable.start(self._readable)
+        self.deadline = loop.timer(HANDSHAKE_QUEUE_WAIT)
+        self.deadline.start(self._too_long)
+
+    def _readable(self):
+        self.readable.stop()  # once: what it sent stays unread until its turn
+        gevent.spawn(self.server._sort, self)  # a short greenlet: it peeks, and is gone
+
+    def _too_long(self):
+        if self.waiting:
+            self.late = True
+            self.server._go(self, slot=False)
+
+    def leave(self):
+        """No longer waiting (served now, or gone): its watchers are let go."""
+        self.waiting = False
+        self.readable.close()
+        self.deadline.close()
