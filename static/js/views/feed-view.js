@@ -31,7 +31,7 @@
       } else if (view === 'snoozed') {
         actions += '<button type="button" class="unsnooze">Wake now</button>';
       } else {
-        actions += '<button type="button" class="archive">Archive</button>' + herald.snoozeMenu(Date.now());
+        actions += '<button type="button" class="archive">Archive</button>' + herald.snoozeMenu();
       }
       return '<span class="dot" aria-hidden="true"></span>' +
         '<div class="main">' +
@@ -74,6 +74,7 @@
       // A live notification, a read change or the oldest let go redraw one item;
       // the rest (a new view, an older page, something archived) the whole list,
       // once per frame at most.
+      herald.fillSnoozeMenusOpening(this.el);
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'change:read', this.showRead);
       this.listenTo(this.collection, 'remove', this.removeOne);

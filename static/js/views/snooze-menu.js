@@ -27,16 +27,35 @@
       'T' + pad(date.getHours()) + ':' + pad(date.getMinutes());
   };
 
-  // The snooze menu (a <details>, so it opens with Enter or Space).
-  herald.snoozeMenu = function (now) {
+  // The snooze menu (a <details>, so it opens with Enter or Space), closed and empty:
+  // its choices are made when it opens (fillSnoozeMenu). Every feed item has one,
+  // and drawing a datetime input with each was 0.4 of the 1.1 ms a live
+  // notification took from the socket to the feed (bench/RESULTS.md); and the
+  // choices are then "1 hour from now" when it opens, not when the item was drawn.
+  herald.snoozeMenu = function () {
+    return '<details class="snooze"><summary>Snooze</summary><div class="menu"></div></details>';
+  };
+
+  // Fill the menu of `details` (a snoozeMenu) with the choices from `now`.
+  herald.fillSnoozeMenu = function (details, now) {
     var min = herald.localInputValue(new Date(now + 60000));
-    return '<details class="snooze"><summary>Snooze</summary><div class="menu">' +
+    details.querySelector('.menu').innerHTML =
       _.map(snoozeChoices(now), function (choice) {
         return '<button type="button" class="snooze-for" data-until="' + choice[1] + '">' +
           e(choice[0]) + '</button>';
       }).join('') +
       '<label>Until <input type="datetime-local" class="snooze-at" min="' + min + '"></label>' +
-      '<button type="button" class="snooze-custom">Snooze until then</button>' +
-      '</div></details>';
+      '<button type="button" class="snooze-custom">Snooze until then</button>';
+  };
+
+  // Fill each snooze menu under `root` as it opens (`toggle` does not bubble: caught
+  // on its way down).
+  herald.fillSnoozeMenusOpening = function (root) {
+    root.addEventListener('toggle', function (event) {
+      var details = event.target;
+      if (details.open && details.matches && details.matches('details.snooze')) {
+        herald.fillSnoozeMenu(details, Date.now());
+      }
+    }, true);
   };
 })(window.herald = window.herald || {});

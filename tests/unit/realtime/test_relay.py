@@ -3,6 +3,8 @@
 The Socket.IO server is replaced by a recorder of emits: it is not what is
 under test here, and the end-to-end tests drive the real one.
 """
+import threading
+
 import orjson
 import pytest
 
@@ -13,6 +15,7 @@ from app.realtime.streams import StreamHub
 from app.stream import control
 from app.stream.follow import LiveFollower
 from app.stream.publish import Bus
+from tests.support import wait_until
 
 
 class RecordingServer:
@@ -179,3 +182,34 @@ def test_each_control_message_reaches_its_handler_and_what_cannot_be_read_is_ski
         ("presence", {"user": "bob", "online": True, "at": 5}, presence.WATCH_ROOM),
     ]
     assert relay.namespace.calls == [("disconnect_user", "cy"), ("apply_change", "ann", ["x"], [], ["x"])]
+
+
+class EventServer(RecordingServer):
+    """A recorder whose events are threads' (the relay's waits use the server's kind)."""
+
+    class eio:  # noqa: N801 (as the real server's attribute is named)
+        create_event = threading.Event
+
+
+def test_a_publish_waits_until_this_process_fanned_its_notification_out(redis_server, redis):
+    relay = make_relay(redis_server, redis, EventServer(), NoNamespace())
+    relay.running = True
+    answers = []
+    waiter = threading.Thread(target=lambda: answers.append(relay.reached("5-0", within=30)))
+    waiter.start()
+    wait_until(lambda: relay.waiters, timeout=10, message="the publish waiting")
+    hand_on(relay, env("4-0"))
+    assert not answers and relay.waiters  # an older one does not end the wait
+    assert relay.reached("6-0", within=30) is False  # one waits at a time: the next answers
+    hand_on(relay, env("5-0"))
+    waiter.join(10)
+    assert answers == [True] and not relay.waiters
+    assert relay.reached("3-0") is True  # fanned out already: no wait at all
+
+
+def test_the_wait_is_bounded_and_none_without_a_running_relay(redis_server, redis):
+    relay = make_relay(redis_server, redis, EventServer(), NoNamespace())
+    assert relay.reached("9-0", within=30) is False  # not relaying: at once
+    relay.running = True
+    assert relay.reached("9-0", within=0.01) is False  # never came: bounded
+    assert not relay.waiters

@@ -28,6 +28,25 @@ def test_api_key_publishes(client, redis, api_key):
     assert orjson.loads(fields[b"envelope"])["severity"] == "success"
 
 
+@pytest.mark.parametrize("path, body, last", [
+    ("/api/notifications", {"topic": "ops.a", "title": "one"}, lambda reply: reply["id"]),
+    ("/api/notifications/batch", {"notifications": [{"topic": "ops.a", "title": "one"},
+                                                    {"topic": "ops.b", "title": "two"}]},
+     lambda reply: reply["notifications"][-1]["id"]),
+])
+def test_a_publish_answers_once_this_process_relayed_it(client, app, api_key, monkeypatch,
+                                                        path, body, last):
+    """Its own clients first (Relay.reached): asked for the newest id it wrote, and only
+    for a publish that wrote (a replayed idempotent one waits for nothing)."""
+    asked = []
+    monkeypatch.setattr(app.extensions["herald.relay"], "reached", asked.append)
+    headers = dict(bearer(api_key), **{"Idempotency-Key": "k1"})
+    reply = client.post(path, headers=headers, json=body)
+    assert reply.status_code == 201 and asked == [last(reply.get_json())]
+    assert client.post(path, headers=headers, json=body).status_code == 201
+    assert len(asked) == 1
+
+
 def test_admin_token_publishes(client, admin):
     reply = client.post("/api/notifications", headers=bearer(token_for(admin[0])),
                         json={"topic": "ops", "title": "x"})
