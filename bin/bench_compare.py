@@ -21,11 +21,16 @@ know. The benches (each writes bench/results/<name>.json, read back here):
   (bench/storm.py);
 - ``storm-plain``: the same with 2,000 plain socket.io-clients that retry every
   0.5 s and ignore retry_after, 20 notifications/s (FINDINGS' harness);
+- ``storm-20``, ``storm-plain-5k``: issue 24's targets, 5,000 clients of each
+  kind at 20 notifications/s (100,000 live deliveries a second): every client
+  back, live delay, and the restarted process's peak against the steady RSS;
 - ``fanout``: 1,000 clients at 100k and 400k deliveries/s, and the memory of
   5,000 idle connections (bench/fanout.py);
 - ``sse``: the same fan-out to 1,000 Server-Sent Events streams at 20k and
   100k deliveries/s;
 - ``bridge``: ZeroMQ ingest, fire-and-forget and confirmed (bench/bridge.py);
+- ``rest``: REST publishes a second into one web process, 8 keep-alive
+  publishers (bench/rest_publish.py);
 - ``latency``: publish-to-browser, one at a time (bench/browser_latency.py).
 
     make bench-compare REF=main~3
@@ -61,6 +66,28 @@ BENCHES = {
         ("storm (2,000 plain, 20/s): peak RSS (MB)", ("results", "default", "peak_rss_mb"),
          "lower", 1),
     ]),
+    "storm-20": (["bench/storm.py", "--clients", "5000", "--rate", "20", "--configs", "default",
+                  "--out", "storm-20"], "storm-20", [
+        ("storm (5,000 herald.js, 20/s): all clients back (s)",
+         ("results", "default", "all_back_ms"), "lower", 1e-3),
+        ("storm (5,000 herald.js, 20/s): live delay p99 (ms)",
+         ("results", "default", "storm_live_p99_ms"), "lower", 1),
+        ("storm (5,000 herald.js, 20/s): peak RSS (MB)",
+         ("results", "default", "peak_rss_mb"), "lower", 1),
+        ("storm (5,000 herald.js, 20/s): steady RSS before the kill (MB)",
+         ("results", "default", "steady_rss_mb"), "lower", 1),
+    ]),
+    "storm-plain-5k": (["bench/storm.py", "--clients", "5000", "--rate", "20", "--configs",
+                        "default", "--plain", "--out", "storm-plain-5k"], "storm-plain-5k", [
+        ("storm (5,000 plain, 20/s): all clients back (s)",
+         ("results", "default", "all_back_ms"), "lower", 1e-3),
+        ("storm (5,000 plain, 20/s): live delay p99 (ms)",
+         ("results", "default", "storm_live_p99_ms"), "lower", 1),
+        ("storm (5,000 plain, 20/s): peak RSS (MB)",
+         ("results", "default", "peak_rss_mb"), "lower", 1),
+        ("storm (5,000 plain, 20/s): steady RSS before the kill (MB)",
+         ("results", "default", "steady_rss_mb"), "lower", 1),
+    ]),
     "fanout": (["bench/fanout.py", "--servers", "herald", "--clients", "1000", "--rates", "100,400",
                 "--seconds", "5", "--idle", "5000"], "fanout", [
         ("fanout 100k/s: CPU per delivery (µs)",
@@ -84,6 +111,10 @@ BENCHES = {
         ("bridge fire-and-forget (/s)", ("fire_and_forget_per_s",), "higher", 1),
         ("bridge confirmed, 256 in flight (/s)", ("confirmed_pipelined_per_s",), "higher", 1),
         ("raw PUSH/PULL, the machine's own pace (/s)", ("raw_push_pull_per_s",), "reference", 1),
+    ]),
+    "rest": (["bench/rest_publish.py", "--clients", "8", "--seconds", "5"], "rest_publish", [
+        ("REST publishes a second (8 publishers)", ("publishes_per_s",), "higher", 1),
+        ("REST publish: server CPU per publish (µs)", ("server_cpu_us_per_publish",), "lower", 1),
     ]),
     "latency": (["bench/browser_latency.py", "--count", "100", "--gap", "50"], "browser_latency", [
         ("publish-to-browser median (ms)", ("latency_ms", "median"), "lower", 1),
