@@ -176,6 +176,22 @@ def deferred_by_server(server):
     return int(total)
 
 
+def relay_lag_by_server(server):
+    """``herald_relay_lag_seconds`` of the restarted process (publish to its fan-out, a
+    batch each) as ``{bound: batches at most that late}``: the server's own share of
+    the live delay, apart from the clients' (5,000 in one Node process lag too)."""
+    try:
+        text = requests.get(server.url + "/metrics", timeout=10).text
+    except requests.RequestException:
+        return None
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("herald_relay_lag_seconds_bucket{"):
+            bound = line.split('le="', 1)[1].split('"', 1)[0]
+            counts[bound] = counts.get(bound, 0) + int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
 def make_users(client, users):
     """``users`` users subscribed to the storm's topic; their (name, password) pairs."""
     pairs = [(f"storm{n}", f"storm{n}-password") for n in range(users)]
@@ -238,6 +254,7 @@ def storm(redis_url, client, folder, clients, env, interval=0.05, outage=1.0, us
         result.update(settled=settled, peak_rss_mb=round(sampler.peak, 1),
                       steady_rss_mb=round(steady_rss, 1), clients_kind="plain" if plain else "herald.js",
                       healthy_after_s=round(healthy_s, 2), server_deferred=deferred_by_server(server),
+                      server_relay_lag=relay_lag_by_server(server),
                       published=len(publisher.accepted) + 1, env=env,
                       cpu_timeline=sampler.timeline)
         return result
