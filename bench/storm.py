@@ -68,7 +68,11 @@ class StormClients:
         self.lines = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        first = self._line(ready_timeout)
+        try:
+            first = self._line(ready_timeout)
+        except AssertionError:
+            self.stop()  # never left behind, whatever went wrong
+            raise
         if first != f"ready {count}":
             self.stop()
             raise AssertionError(f"storm clients not ready: {first!r}")
