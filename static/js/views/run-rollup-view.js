@@ -80,12 +80,15 @@
     },
 
     // Wait for the run `id` to end; the button stays disabled meanwhile, unless
-    // that run is already known to have ended (its lock is just being freed).
+    // that run is already known to have ended (its lock is just being freed, or a
+    // run that failed at once said so before the answer to its POST came back):
+    // then it says how it ended, as when the end comes later.
     track: function (id) {
       var job = this.jobs.get(herald.SparkJob.keyOf(id));
       if (job && FINAL[job.get('status')]) {
+        this.running = null;
         this.disable(false);
-        this.say('', undefined);
+        this.say('Run ' + id + ' ' + job.get('status') + '.', undefined);
         return;
       }
       this.running = id;

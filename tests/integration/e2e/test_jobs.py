@@ -102,6 +102,31 @@ def test_a_failed_run_shows_its_error_and_a_double_click_starts_one_run(admin_on
     wait_until(lambda: not job_processes(correlation_id), timeout=60, message="the job to exit")
 
 
+def test_a_run_that_ended_before_its_start_was_answered_says_how_it_ended(admin_on_jobs, redis):
+    """A run that fails at once can say so over the socket before the answer to its
+    POST reaches the page: the answer is held here until then."""
+    page = admin_on_jobs  # no archive: the run fails at once
+    held = []
+
+    def hold(route):
+        held.append((route, route.fetch()))  # the run is started; its answer waits
+
+    page.route("**/api/spark/rollup", hold)
+    page.click("#run-rollup")
+    for _ in range(600):  # the handler runs while Playwright is called: so, in its waits
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the POST never came"
+    route, answer = held[0]
+    correlation_id = answer.json()["correlation_id"]
+    card = page.locator(f'#jobs li[data-id="{correlation_id}"]')
+    expect(card).to_have_attribute("data-status", "failed", timeout=180_000)
+    route.fulfill(response=answer)
+    expect(page.locator("#run-status")).to_contain_text(f"Run {correlation_id} failed.")
+    expect(page.locator("#run-rollup")).to_be_enabled()
+
+
 def test_any_correlation_id_a_publisher_chooses_shows_as_a_job(admin_on_jobs, redis):
     """Ids that are also object keys or CSS syntax: each is a job card of its own."""
     from app.stream.publish import Bus
