@@ -46,6 +46,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+
+def _storm_at_20(out, clients, *extra):
+    """Issue 24's storm: 5,000 ``clients`` at 20 notifications/s (100,000 deliveries/s),
+    its results in bench/results/``out``.json."""
+    command = ["bench/storm.py", "--clients", "5000", "--rate", "20", "--configs", "default",
+               *extra, "--out", out]
+    label = f"storm ({clients}, 20/s)"
+    return command, out, [
+        (f"{label}: all clients back (s)", ("results", "default", "all_back_ms"), "lower", 1e-3),
+        (f"{label}: live delay p99 (ms)", ("results", "default", "storm_live_p99_ms"), "lower", 1),
+        (f"{label}: peak RSS (MB)", ("results", "default", "peak_rss_mb"), "lower", 1),
+        (f"{label}: steady RSS before the kill (MB)", ("results", "default", "steady_rss_mb"),
+         "lower", 1),
+    ]
+
+
 # name -> (command after the interpreter, results file, [(figure, path in the JSON, better)])
 BENCHES = {
     "storm": (["bench/storm.py", "--clients", "5000", "--configs", "default"], "storm", [
@@ -66,28 +83,8 @@ BENCHES = {
         ("storm (2,000 plain, 20/s): peak RSS (MB)", ("results", "default", "peak_rss_mb"),
          "lower", 1),
     ]),
-    "storm-20": (["bench/storm.py", "--clients", "5000", "--rate", "20", "--configs", "default",
-                  "--out", "storm-20"], "storm-20", [
-        ("storm (5,000 herald.js, 20/s): all clients back (s)",
-         ("results", "default", "all_back_ms"), "lower", 1e-3),
-        ("storm (5,000 herald.js, 20/s): live delay p99 (ms)",
-         ("results", "default", "storm_live_p99_ms"), "lower", 1),
-        ("storm (5,000 herald.js, 20/s): peak RSS (MB)",
-         ("results", "default", "peak_rss_mb"), "lower", 1),
-        ("storm (5,000 herald.js, 20/s): steady RSS before the kill (MB)",
-         ("results", "default", "steady_rss_mb"), "lower", 1),
-    ]),
-    "storm-plain-5k": (["bench/storm.py", "--clients", "5000", "--rate", "20", "--configs",
-                        "default", "--plain", "--out", "storm-plain-5k"], "storm-plain-5k", [
-        ("storm (5,000 plain, 20/s): all clients back (s)",
-         ("results", "default", "all_back_ms"), "lower", 1e-3),
-        ("storm (5,000 plain, 20/s): live delay p99 (ms)",
-         ("results", "default", "storm_live_p99_ms"), "lower", 1),
-        ("storm (5,000 plain, 20/s): peak RSS (MB)",
-         ("results", "default", "peak_rss_mb"), "lower", 1),
-        ("storm (5,000 plain, 20/s): steady RSS before the kill (MB)",
-         ("results", "default", "steady_rss_mb"), "lower", 1),
-    ]),
+    "storm-20": _storm_at_20("storm-20", "5,000 herald.js"),
+    "storm-plain-5k": _storm_at_20("storm-plain-5k", "5,000 plain", "--plain"),
     "fanout": (["bench/fanout.py", "--servers", "herald", "--clients", "1000", "--rates", "100,400",
                 "--seconds", "5", "--idle", "5000"], "fanout", [
         ("fanout 100k/s: CPU per delivery (µs)",

@@ -54,6 +54,12 @@ class BatchedReads:
         self.batches = 0
         self.reads = 0
 
+    @classmethod
+    def unbatched(cls, client):
+        """Reads made at once, each on its own, as ``client`` itself would make them
+        (for a namespace built with no server to spawn on: the tests')."""
+        return cls(client, lambda function, *args: function(*args), threading.Event)
+
     def hmget(self, key, *fields):
         return self._read("hmget", key, *fields)
 
@@ -65,9 +71,11 @@ class BatchedReads:
         turn of the loop, after the last of them asked; its answer is theirs."""
         with self.lock:
             batch = self.sharing.get(name)
-            if batch is None:
+            new = batch is None
+            if new:
                 batch = self.sharing[name] = _Batch(self.event())
-                self.spawn(self._share, name, batch, read)
+        if new:  # (outside the lock: an unbatched spawn runs it here and now)
+            self.spawn(self._share, name, batch, read)
         batch.done.wait()
         if batch.error is not None:
             raise batch.error
@@ -88,11 +96,13 @@ class BatchedReads:
     def _read(self, command, *args):
         with self.lock:
             batch = self.pending
-            if batch is None or batch.sealed or len(batch.calls) >= self.most:
+            new = batch is None or batch.sealed or len(batch.calls) >= self.most
+            if new:
                 batch = self.pending = _Batch(self.event())
-                self.spawn(self._send, batch)
             index = len(batch.calls)
             batch.calls.append((command, args))
+        if new:  # (outside the lock: an unbatched spawn runs it here and now)
+            self.spawn(self._send, batch)
         batch.done.wait()
         if batch.error is not None:
             raise batch.error

@@ -52,8 +52,8 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                  admission=None, connect_reads=None):
         super().__init__(rooms.NAMESPACE)
         self.client = client
-        # What a connect reads goes through this (a batched_reads.BatchedReads), else the client.
-        self.connect_reads = connect_reads or client
+        # What a connect reads goes through (batched_reads.py: with others of the same moment).
+        self.connect_reads = connect_reads or BatchedReads.unbatched(client)
         self.verifier = verifier  # app.web.auth.bearer.TokenVerifier
         self.max_subscriptions = max_subscriptions
         self.seam = seam  # a seam.ReplaySeam: holds for replays, beside the relay's feed
@@ -161,9 +161,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
     def _stream_info(self):
         """The stream's state, read once for all the replays starting at this moment
         (a storm's thousands each needed it: a tenth of the restarted process's time)."""
-        if isinstance(self.connect_reads, BatchedReads):
-            return self.connect_reads.shared("stream_info", state.stream_info)
-        return state.stream_info(self.client)
+        return self.connect_reads.shared("stream_info", state.stream_info)
 
     def _say_live(self, sid, position):
         """Tell a connection without ``last_id`` where it went live: every

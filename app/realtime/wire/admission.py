@@ -143,7 +143,8 @@ class AdmittingServer(pywsgi.WSGIServer):
         parked.leave()
         if slot or parked.late:
             self._hold_slot(parked.key)
-        super().do_handle(parked.sock, parked.address, parked.key if slot or parked.late else False)
+            return super().do_handle(parked.sock, parked.address, parked.key)
+        super().do_handle(parked.sock, parked.address, False)
 
     def _sort(self, parked):
         """A parked connection sent its first bytes: a health probe goes ahead; a

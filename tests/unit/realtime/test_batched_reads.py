@@ -78,3 +78,11 @@ def test_it_answers_as_the_client_itself_does(redis, command, args):
     redis.sadd("s", "x")
     reads = batched(redis)
     assert together(lambda: getattr(reads, command)(*args)) == [getattr(redis, command)(*args)]
+
+
+def test_unbatched_reads_are_made_at_once_one_by_one(redis):
+    redis.sadd("subs:ann", "a")
+    reads = BatchedReads.unbatched(redis)
+    assert reads.smembers("subs:ann") == {b"a"} and reads.hmget("user:x", "admin") == [None]
+    assert reads.shared("n", lambda client: client.incr("n")) == 1
+    assert reads.batches == 3
