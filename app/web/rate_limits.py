@@ -63,9 +63,9 @@ def not_an_api_key():
 COUNTED_BY_THE_PUBLISH = ("api.publish", "api.publish_batch")
 
 
-def not_counted_here():
-    """Exempt from the limiter: no API key, or a publish (which counts its own)."""
-    return not_an_api_key() or request.endpoint in COUNTED_BY_THE_PUBLISH
+def counted_by_the_publish():
+    """A publish: the limiter leaves it alone, its script counts the key's limit."""
+    return request.endpoint in COUNTED_BY_THE_PUBLISH
 
 
 def init_app(app, api_blueprint):
@@ -84,7 +84,10 @@ def init_app(app, api_blueprint):
                       storage_uri=uri, storage_options=options)
     app.extensions["herald.limiter"] = limiter
     limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
-                  exempt_when=not_counted_here, scope="apikey")(api_blueprint)
+                  exempt_when=not_an_api_key, scope="apikey")(api_blueprint)
+    # A request filter, not one more exemption: the limiter then skips the publish
+    # at once, without resolving its limits (a tenth of the publish's CPU).
+    limiter.request_filter(counted_by_the_publish)
     views = app.view_functions
     views["auth.login"] = limiter.limit(lambda: config["RATELIMIT_LOGIN"], methods=["POST"],
                                         scope="login")(views["auth.login"])
