@@ -42,10 +42,10 @@ class TokenBucket:
 
 
 class _Batch:
-    __slots__ = ("ids", "upto", "unread", "done", "change", "error")
+    __slots__ = ("ids", "upto", "unread", "seen", "done", "change", "error")
 
     def __init__(self, event):
-        self.ids, self.upto, self.unread = set(), None, set()
+        self.ids, self.upto, self.unread, self.seen = set(), None, set(), None
         self.done, self.change, self.error = event, None, None
 
 
@@ -68,7 +68,7 @@ class ReadCoalescer:
         """Apply ``data`` (``{"ids"}``, ``{"upto"}``, ``{"unread"}``) for ``user`` with whatever
         else arrives before the write; returns the change applied. Raises
         ReadStateError for bad data, a Redis error when the write failed."""
-        ids, upto, unread = read_state.parse(data)
+        ids, upto, unread, seen = read_state.parse(data)
         batch = self.pending.get(user)
         if batch is None:
             batch = self.pending[user] = _Batch(self.event())
@@ -77,6 +77,8 @@ class ReadCoalescer:
         batch.unread.update(unread)
         if upto is not None and (batch.upto is None or id_key(upto) > id_key(batch.upto)):
             batch.upto = upto
+        if seen is not None and (batch.seen is None or id_key(seen) > id_key(batch.seen)):
+            batch.seen = seen
         batch.done.wait()
         if batch.error is not None:
             raise batch.error
@@ -87,7 +89,7 @@ class ReadCoalescer:
         try:
             self.transactions += 1
             batch.change = read_state.apply(self.client, user, sorted(batch.ids), batch.upto,
-                                            sorted(batch.unread))
+                                            sorted(batch.unread), batch.seen)
         except Exception as exc:  # handed to every waiter, who answers its client
             batch.error = exc
         finally:

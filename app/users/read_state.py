@@ -31,7 +31,7 @@ from app.stream.keys import CONTROL
 
 MAX_IDS = 5000
 MAX_IDS_PER_CALL = 500
-FIELDS = ("ids", "upto", "unread")
+FIELDS = ("ids", "upto", "unread", "seen")
 
 
 class ReadStateError(ValueError):
@@ -68,36 +68,41 @@ def _id_list(data, field):
 
 
 def parse(data):
-    """``(ids, upto, unread)`` from ``{"ids": [...], "upto": ID, "unread": [...]}``
-    (any may be left out, not all)."""
+    """``(ids, upto, unread, seen)`` from ``{"ids": [...], "upto": ID, "unread": [...],
+    "seen": ID}`` (any may be left out, not all)."""
     if not isinstance(data, dict) or not (set(FIELDS) & set(data)):
-        raise ReadStateError('payload: must be {"ids": [id, ...]}, {"upto": id} and/or '
-                             '{"unread": [id, ...]}')
+        raise ReadStateError('payload: must be {"ids": [id, ...]}, {"upto": id}, '
+                             '{"unread": [id, ...]} and/or {"seen": id}')
     unknown = set(data) - set(FIELDS)
     if unknown:
         raise ReadStateError(f"{sorted(unknown)[0]}: is not a known field")
     ids, unread = _id_list(data, "ids"), _id_list(data, "unread")
-    upto = data.get("upto")
-    if upto is not None:
-        try:
+    upto, seen = data.get("upto"), data.get("seen")
+    try:
+        if upto is not None:
             check_stream_id(upto, "upto")
-        except EnvelopeError as exc:
-            raise ReadStateError(str(exc)) from None
-    return ids, upto, unread
+        if seen is not None:
+            check_stream_id(seen, "seen")
+    except EnvelopeError as exc:
+        raise ReadStateError(str(exc)) from None
+    return ids, upto, unread, seen
 
 
 def get(client, user):
     """``{"upto": ID or None, "ids": [read ids above upto], "unread": [unread ids at or
-    below it], "version": changes so far}``, ids in id order, read in one transaction."""
+    below it], "seen": ID or None, "version": changes so far}``, ids in id order,
+    read in one transaction. Everything up to ``seen`` has been shown to the user
+    (the unread badge counts only what is newer and unread)."""
     upto_key, ids_key, unread_key = _keys(user)
     with client.pipeline() as pipe:  # MULTI: the three parts and the version agree
-        pipe.hmget(upto_key, "upto", "version")
+        pipe.hmget(upto_key, "upto", "version", "seen")
         pipe.zrange(ids_key, 0, -1)
         pipe.zrange(unread_key, 0, -1)
-        (upto, version), ids, unread = pipe.execute()
+        (upto, version, seen), ids, unread = pipe.execute()
     return {"upto": upto.decode() if upto else None,
             "ids": [unpad(m) for m in ids],
             "unread": [unpad(m) for m in unread],
+            "seen": seen.decode() if seen else None,
             "version": int(version or 0)}
 
 
@@ -114,10 +119,11 @@ def mark(client, user, data):
     return apply(client, user, *parse(data))
 
 
-def apply(client, user, ids, upto, unread=()):
-    """Apply checked ``ids`` (read), ``upto`` (all read up to it) and ``unread`` in one
-    transaction, announce the change, and return it: ``{"upto", "ids", "unread",
-    "version"}``. Every change writes the watched hash (its version), so changes
+def apply(client, user, ids, upto, unread=(), seen=None):
+    """Apply checked ``ids`` (read), ``upto`` (all read up to it), ``unread`` and
+    ``seen`` (all shown up to it: only ever forward) in one transaction, announce
+    the change, and return it: ``{"upto", "ids", "unread", "seen", "version"}``.
+    Every change writes the watched hash (its version), so changes
     to one user's state are applied one after another, in version order.
 
     Marking all read up to ``upto`` also ends any unread exception below it.
@@ -128,8 +134,9 @@ def apply(client, user, ids, upto, unread=()):
         while True:
             try:
                 pipe.watch(upto_key)
-                current, version = pipe.hmget(upto_key, "upto", "version")
+                current, version, seen_now = pipe.hmget(upto_key, "upto", "version", "seen")
                 current = current.decode() if current else None
+                seen_now = seen_now.decode() if seen_now else None
                 version = int(version or 0) + 1
                 newest = newest_id(pipe)  # "0-0" when there is no history
                 ceiling = id_key(newest)
@@ -137,6 +144,11 @@ def apply(client, user, ids, upto, unread=()):
                 unread = {i for i in unread if id_key(i) <= ceiling}
                 if upto and id_key(upto) > ceiling:
                     upto = newest if newest != "0-0" else None
+                if seen and id_key(seen) > ceiling:
+                    seen = newest if newest != "0-0" else None
+                new_seen = seen_now
+                if seen and (seen_now is None or id_key(seen) > id_key(seen_now)):
+                    new_seen = seen
                 new_upto = current
                 if upto and (current is None or id_key(upto) > id_key(current)):
                     new_upto = upto
@@ -146,9 +158,11 @@ def apply(client, user, ids, upto, unread=()):
                 under = [i for i in read_now if id_key(i) <= floor]  # unread exceptions ending
                 again = sorted(unread, key=id_key)
                 change = {"upto": new_upto, "ids": sorted(fresh + under, key=id_key),
-                          "unread": again, "version": version}
+                          "unread": again, "seen": new_seen, "version": version}
                 pipe.multi()
                 pipe.hset(upto_key, "version", version)
+                if new_seen != seen_now:
+                    pipe.hset(upto_key, "seen", new_seen)
                 if new_upto != current:
                     pipe.hset(upto_key, "upto", new_upto)
                     pipe.zremrangebylex(ids_key, "-", f"[{pad(new_upto)}")

@@ -14,14 +14,14 @@ def test_read_event_reaches_every_tab_of_the_user_only(live_server, redis):
     try:
         sent = Bus(redis).publish("x", "for ann", user="ann")
         ack = tab1.call("read", {"ids": [sent]})
-        assert ack == {"ok": True, "upto": None, "ids": [sent], "unread": [], "version": 1}
+        assert ack == {"ok": True, "upto": None, "ids": [sent], "unread": [], "seen": None, "version": 1}
         wait_until(lambda: tab1.reads and tab2.reads, message="read events in both tabs")
-        assert tab2.reads == [{"upto": None, "ids": [sent], "unread": [], "version": 1}]
+        assert tab2.reads == [{"upto": None, "ids": [sent], "unread": [], "seen": None, "version": 1}]
         assert tab1.call("read", {"ids": "nope"})["ok"] is False
         # ben's own change reaches him after any of ann's that were misrouted would have.
         assert ben.call("read", {"upto": sent})["ok"]
         wait_until(lambda: ben.reads, message="ben's own read event")
-        assert ben.reads == [{"upto": sent, "ids": [], "unread": [], "version": 1}]
+        assert ben.reads == [{"upto": sent, "ids": [], "unread": [], "seen": None, "version": 1}]
     finally:
         for listener in (tab1, tab2, ben):
             listener.close()

@@ -104,7 +104,8 @@ def test_a_recreated_account_starts_clean(server, redis, runner):
                            headers={"Authorization": f"Bearer {reader}"})
         assert one.status_code == 404
 
-    assert read_state.get(redis, "carol") == {"upto": None, "ids": [], "unread": [], "version": 0}
+    assert read_state.get(redis, "carol") == {"upto": None, "ids": [], "unread": [], "seen": None,
+                                              "version": 0}
     assert archive_and_snooze.get(redis, "carol") == {"archived": [], "snoozed": {}}
     assert preferences.get(redis, "carol")["rules"] == []
     assert digests.list_all(redis, owner="carol") == []

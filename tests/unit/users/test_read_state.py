@@ -12,8 +12,10 @@ NEWEST = "100000-0"  # the ids these tests mark are older than this notification
 
 
 def bare(state):
-    """A state or change without its version (checked on its own below)."""
-    return {key: value for key, value in state.items() if key != "version"}
+    """A state or change without its version (checked on its own below) and without
+    ``seen`` while nothing was seen (test_seen_only_moves_forward checks it)."""
+    return {key: value for key, value in state.items()
+            if key != "version" and not (key == "seen" and value is None)}
 
 
 @pytest.fixture(autouse=True)
@@ -74,9 +76,9 @@ def test_rest_endpoints(client, user, api_key):
     name = user[0]
     reply = client.post("/api/read-state", headers=bearer(name), json={"ids": ["7-0"]})
     assert reply.status_code == 200
-    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
+    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "seen": None, "version": 1}
     reply = client.get("/api/read-state", headers=bearer(name))
-    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "version": 1}
+    assert reply.get_json() == {"upto": None, "ids": ["7-0"], "unread": [], "seen": None, "version": 1}
     reply = client.post("/api/read-state", headers=bearer(name), json={"upto": "bad"})
     assert reply.status_code == 400 and reply.get_json()["error"].startswith("upto: ")
     assert client.get("/api/read-state").status_code == 401
@@ -115,3 +117,18 @@ def test_with_no_history_nothing_can_be_marked(redis):
     redis.delete(STREAM)
     assert bare(read_state.mark(redis, "ann", {"upto": "5-0", "ids": ["1-0"]})) == {
         "upto": None, "ids": [], "unread": []}
+
+
+def test_seen_only_moves_forward_and_never_past_the_newest(redis):
+    """Everything up to ``seen`` was shown: the badge counts only what is newer."""
+    assert read_state.get(redis, "ann")["seen"] is None
+    assert read_state.mark(redis, "ann", {"seen": "7-0"})["seen"] == "7-0"
+    assert read_state.mark(redis, "ann", {"seen": "5-0"})["seen"] == "7-0"  # never back
+    assert read_state.mark(redis, "ann", {"seen": "999999-0"})["seen"] == NEWEST  # clamped
+    state = read_state.get(redis, "ann")
+    assert state["seen"] == NEWEST
+    assert bare(state) == {"upto": None, "ids": [], "unread": [], "seen": NEWEST}, \
+        "seeing is not reading"
+    assert read_state.get(redis, "bob")["seen"] is None
+    with pytest.raises(read_state.ReadStateError, match="seen: "):
+        read_state.mark(redis, "ann", {"seen": "soon"})

@@ -106,7 +106,7 @@ def test_waking_brings_it_back_unread_and_tells_every_tab(client, redis, publish
     assert {"user": "bob", "state": {"unsnoozed": [published[4]], "woke": [published[4]]}} \
         in messages
     assert {"user": "bob", "read": {"upto": published[-1], "ids": [],
-                                    "unread": [published[4]], "version": 2}} in messages
+                                    "unread": [published[4]], "seen": None, "version": 2}} in messages
     assert ids(client, bearer("bob"), unread="1") == [published[4]]
     assert published[4] in ids(client, bearer("bob"))
     assert ids(client, bearer("bob"), view="snoozed") == []
