@@ -43,11 +43,22 @@
     return Math.round(value / 86400) + ' days';
   }
 
+  // A reported value for reading: a list is its items with a comma and a space
+  // between them (where a line may break: JSON.stringify gave one long word, which
+  // pushed the Reports column past its card), an object its "key value" pairs.
+  function reported(value) {
+    if (value === null || value === undefined) return '—';
+    if (_.isArray(value)) return value.length ? _.map(value, reported).join(', ') : 'none';
+    if (_.isObject(value)) {
+      return _.map(value, function (item, key) { return key + ' ' + reported(item); }).join(', ');
+    }
+    return String(value);
+  }
+
   function details(record) {
     return _.map(record.details || {}, function (value, key) {
-      var shown = _.isObject(value) ? JSON.stringify(value) : String(value);
       return '<span class="report"><span class="key">' + e(key.replace(/_/g, ' ')) + ':</span> ' +
-        e(shown) + '</span>';
+        e(reported(value)) + '</span>';
     }).join(' ');
   }
 
@@ -59,13 +70,20 @@
     initialize: function () {
       this.listenTo(this.model, 'sync', this.render);
       this.listenTo(this.model, 'error', this.failed);
-      this.listenTo(this.model, 'change:presence', this.renderOnline);
+      this.listenTo(this.model, 'change:presence', this.presenceChanged);
       this.timer = setInterval(_.bind(function () { this.model.fetch(); }, this), REFRESH_MS);
     },
 
     remove: function () {
       clearInterval(this.timer);
       return Backbone.View.prototype.remove.call(this);
+    },
+
+    // Who is online changed between two refreshes: the list, and the summary's count
+    // (once there is a summary: before the first answer it still says it is loading).
+    presenceChanged: function () {
+      this.renderOnline();
+      if (this.model.has('at')) this.renderSummary(this.model.toJSON());
     },
 
     failed: function (model, xhr) {

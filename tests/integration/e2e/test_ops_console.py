@@ -1,5 +1,5 @@
-"""The Operations page in Chromium: a killed worker turns red, and presence follows a
-second user's tab as it opens and closes."""
+"""The Operations page in Chromium: a killed worker turns red, presence follows a
+second user's tab as it opens and closes, and every column fits a phone and a desktop."""
 import os
 import signal
 import subprocess
@@ -8,9 +8,17 @@ import time
 
 from playwright.sync_api import expect
 
+from app.ops.heartbeats import Heartbeat
 from app.users import accounts
-from tests.integration.e2e.conftest import open_as_admin, sign_in
-from tests.support import ROOT, wait_until
+from tests.integration.e2e.conftest import (
+    DESKTOP,
+    PHONE,
+    accessibility_violations,
+    horizontal_overflow,
+    open_as_admin,
+    sign_in,
+)
+from tests.support import ROOT, Bridge, wait_until
 
 BEAT = 1.0  # HEARTBEAT_INTERVAL of the worker under test
 
@@ -68,3 +76,54 @@ def test_presence_follows_a_second_users_tab(live_server, redis, browser, page):
     finally:
         other.close()
     wait_until(lambda: redis.hexists("herald:presence:since", "root"), message="root online")
+
+
+# Each element of the page's main area whose box passes the right edge of the card
+# that holds it (or of the window), or whose content is clipped by its own box.
+CUT_OFF = """() => {
+  var found = [];
+  document.querySelectorAll('main *').forEach(function (el) {
+    var box = el.getBoundingClientRect();
+    if (!box.width || !box.height) return;
+    var holder = (el.parentElement.closest('.card') || document.querySelector('main'))
+      .getBoundingClientRect();
+    var clips = getComputedStyle(el).overflowX !== 'visible';
+    if (box.right > Math.min(holder.right, window.innerWidth) + 0.5 ||
+        box.left < Math.max(holder.left, 0) - 0.5 ||
+        (clips && el.scrollWidth > el.clientWidth + 1)) {
+      found.push(el.tagName.toLowerCase() + (el.dataset.label ? '[' + el.dataset.label + ']' : '') +
+                 ': ' + el.textContent.trim().slice(0, 50));
+    }
+  });
+  return found;
+}"""
+
+# A worker reporting a long unbroken value (a host name as Kubernetes makes them).
+LONG_CONSUMER = "herald-digest-7f9c6d5b8d-x2x9z.eu-west-1.compute.internal:4711"
+
+
+def test_every_column_fits_a_phone_and_a_desktop(live_server, redis_server, redis, page, tmp_path):
+    """Real workers' reports (the bridge's list of endpoints, a long host name) wrap
+    inside their card: nothing is cut off and nothing scrolls sideways at 360, 390
+    and 1280 px, and axe finds nothing."""
+    archiver = start_archiver(redis_server, tmp_path / "archive")
+    bridge = Bridge(redis_server.url, tmp_path, HEARTBEAT_INTERVAL=str(BEAT))
+    bridge.start()
+    try:
+        Heartbeat(redis, "digest", lambda: {"consumer": LONG_CONSUMER, "sent": 0},
+                  every=60, instance=LONG_CONSUMER).beat()
+        page.set_viewport_size(PHONE)
+        open_as_admin(page, live_server, redis, "Operations")
+        for role in ("archiver", "bridge", "digest"):
+            expect(page.locator(f"#worker-rows tr[data-role={role}]")).to_have_count(1)
+        expect(page.locator("#worker-rows tr[data-role=bridge]")).to_contain_text("tcp://127.0.0.1")
+        for size in ({"width": 360, "height": 740}, PHONE, DESKTOP):
+            page.set_viewport_size(size)
+            assert horizontal_overflow(page) == 0, size
+            assert page.evaluate(CUT_OFF) == [], size
+        assert accessibility_violations(page) == []
+    finally:
+        bridge.stop()
+        if archiver.poll() is None:
+            archiver.kill()
+            archiver.wait(5)
