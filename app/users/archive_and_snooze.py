@@ -155,36 +155,45 @@ def parse_until(value, now_ms=None, field="snooze.until"):
 
 
 def snooze(client, user, entry_id, until_ms):
-    """Hide ``entry_id`` from ``user``'s feed until ``until_ms``; returns the change."""
-    try:
-        check_stream_id(entry_id, "snooze.id")
-    except EnvelopeError as exc:
-        raise StateError.of(exc) from None
+    """Hide ``entry_id`` (one id, or a list of 1-500) from ``user``'s feed until
+    ``until_ms``; returns the change."""
+    field = "snooze.ids" if isinstance(entry_id, list) else "snooze.id"
+    ids = _one_or_many(entry_id, field)
     until_ms = parse_until(until_ms)
-    if id_key(entry_id) > id_key(newest_id(client)):
-        raise StateError("snooze.id", "is newer than any notification")
-    change = {"snoozed": {entry_id: until_ms}}
+    ceiling = id_key(newest_id(client))
+    if any(id_key(i) > ceiling for i in ids):
+        raise StateError(field, "is newer than any notification")
+    change = {"snoozed": {i: until_ms for i in ids}}
     with client.pipeline() as pipe:
-        pipe.zadd(_snoozed(user), {pad(entry_id): until_ms})
-        pipe.zadd(SNOOZES, {f"{user}\t{entry_id}": until_ms})
+        pipe.zadd(_snoozed(user), {pad(i): until_ms for i in ids})
+        pipe.zadd(SNOOZES, {f"{user}\t{i}": until_ms for i in ids})
         _announce(pipe, user, change)
         pipe.execute()
     return change
 
 
 def unsnooze(client, user, entry_id):
-    """Bring a snoozed notification back now (it stays as read or unread as it was)."""
-    try:
-        check_stream_id(entry_id, "unsnooze")
-    except EnvelopeError as exc:
-        raise StateError.of(exc) from None
-    change = {"unsnoozed": [entry_id]}
+    """Bring snoozed notifications back now (one id, or a list of 1-500); they stay as
+    read or unread as they were."""
+    ids = _one_or_many(entry_id, "unsnooze")
+    change = {"unsnoozed": ids}
     with client.pipeline() as pipe:
-        pipe.zrem(_snoozed(user), pad(entry_id))
-        pipe.zrem(SNOOZES, f"{user}\t{entry_id}")
+        pipe.zrem(_snoozed(user), *[pad(i) for i in ids])
+        pipe.zrem(SNOOZES, *[f"{user}\t{i}" for i in ids])
         _announce(pipe, user, change)
         pipe.execute()
     return change
+
+
+def _one_or_many(value, field):
+    """A list of checked ids from one id or a list of them (a bulk action's)."""
+    if isinstance(value, list):
+        return check_ids(value, field)
+    try:
+        check_stream_id(value, field)
+    except EnvelopeError as exc:
+        raise StateError.of(exc) from None
+    return [value]
 
 
 def wake_due(client, now_ms=None, most=100):

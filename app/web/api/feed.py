@@ -141,8 +141,10 @@ def get_state(who):
 @access.users()
 def change_state(who):
     """Archive, bring back, snooze or wake: ``{"archive": [ids]}``, ``{"unarchive":
-    [ids]}``, ``{"snooze": {"id": ID, "until": ms}}``, ``{"unsnooze": ID}`` (one of
-    them). Every tab of the caller is told (a ``state`` event)."""
+    [ids]}``, ``{"snooze": {"id": ID, "until": ms}}`` or ``{"snooze": {"ids": [ids],
+    "until": ms}}``, ``{"unsnooze": ID}`` or ``{"unsnooze": [ids]}`` (one of them;
+    a list is a bulk action, 1-500 ids, one request). Every tab of the caller is
+    told (a ``state`` event)."""
     body = request.get_json(silent=True)
     actions = ("archive", "unarchive", "snooze", "unsnooze")
     if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in actions:
@@ -151,16 +153,19 @@ def change_state(who):
     (action, value), = body.items()
     client = extensions.redis()
     if who.topics is not None:  # only ids it may see (a bad shape is the 400 below)
-        chosen = value.get("id") if action == "snooze" and isinstance(value, dict) else value
+        chosen = value.get("ids", value.get("id")) if action == "snooze" and isinstance(value, dict) \
+            else value
         scope.check(client, who.name, who.topics,
                     chosen if isinstance(chosen, list) else [chosen], action)
     try:
         if action in ("archive", "unarchive"):
             change = archive_and_snooze.archive(client, who.name, value, archived=action == "archive")
         elif action == "snooze":
-            if not isinstance(value, dict) or set(value) != {"id", "until"}:
-                raise archive_and_snooze.StateError("snooze", 'must be {"id": ID, "until": ms}')
-            change = archive_and_snooze.snooze(client, who.name, value["id"], value["until"])
+            if not isinstance(value, dict) or set(value) not in ({"id", "until"}, {"ids", "until"}):
+                raise archive_and_snooze.StateError(
+                    "snooze", 'must be {"id": ID, "until": ms} or {"ids": [ID, ...], "until": ms}')
+            chosen = value["ids"] if "ids" in value else value["id"]
+            change = archive_and_snooze.snooze(client, who.name, chosen, value["until"])
         else:
             change = archive_and_snooze.unsnooze(client, who.name, value)
     except archive_and_snooze.StateError as exc:
