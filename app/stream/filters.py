@@ -15,8 +15,10 @@ class Filter:
 
     ``unread`` (a read state from app.users.read_state.get: only those not read),
     ``severities`` (a set), ``topic`` (a prefix), ``text`` (in the title or body,
-    any case), and ``hidden``/``only``: the ids archived or snoozed, left out
-    (``hidden``) or the only ones wanted (``only``). All optional.
+    any case), ``hidden``/``only``: the ids archived or snoozed, left out
+    (``hidden``) or the only ones wanted (``only``), and ``mutes``: the user's
+    rules as app.users.preferences.mute_rules gives them (muted topics are left
+    out). All optional.
 
     A scan of the whole history (a search that matches rarely) looks at every
     entry, so :meth:`keep` decides on the stream's raw fields first and decodes
@@ -25,10 +27,10 @@ class Filter:
 
     __slots__ = ("unread", "severities", "topic", "text", "hidden", "only", "_hidden", "_only",
                  "_topic", "_under", "_read", "_unread", "_upto", "_marks", "_info", "_raw_text",
-                 "_ascii_text")
+                 "_ascii_text", "_mutes", "_muted")
 
     def __init__(self, unread=None, severities=None, topic=None, text=None, hidden=(),
-                 only=None):
+                 only=None, mutes=()):
         self.unread, self.severities, self.topic = unread, severities or None, topic
         self.text = text.casefold() if text else None
         self.hidden, self.only = hidden, only
@@ -50,6 +52,17 @@ class Filter:
         self._raw_text = self.text is not None and not any(
             c in '"\\' or c < " " for c in self.text)
         self._ascii_text = self.text.encode() if self.text and self.text.isascii() else None
+        self._mutes = tuple((p.encode(), p == WILDCARD, muted) for p, muted in mutes)
+        self._muted = {}  # topic (bytes) -> muted: a read meets few topics, many times each
+
+    def is_muted(self, topic):
+        """Whether the most specific of the mute rules covering ``topic`` (bytes) mutes it."""
+        muted = self._muted.get(topic)
+        if muted is None:
+            muted = next((m for prefix, every, m in self._mutes
+                          if every or topic == prefix or topic.startswith(prefix + b".")), False)
+            self._muted[topic] = muted
+        return muted
 
     def _is_read(self, entry_id):
         if entry_id in self._read:
@@ -106,6 +119,8 @@ class Filter:
         if entry_id in self._hidden:
             return None
         if self._topic is not None and topic != self._topic and not topic.startswith(self._under):
+            return None
+        if self._mutes and self.is_muted(topic):
             return None
         if self.unread is not None and self._is_read(entry_id):
             return None

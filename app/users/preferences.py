@@ -1,6 +1,6 @@
 """How each user wants to be told, by topic prefix: in the app only, an email digest
-(hourly, daily, weekly, in their time zone), or an email at once for critical ones;
-and quiet hours for email. For every user, not only admins.
+(hourly, daily, weekly, in their time zone), an email at once for critical ones,
+or muted (left out of the inbox); and quiet hours for email. For every user.
 
 Kept as ``herald:prefs:<user>`` (JSON) and carried out by the digest machinery:
 each rule that emails becomes a digest subscription owned by the user and
@@ -16,7 +16,7 @@ from app.digests import schedule, store
 from app.stream.envelope import EnvelopeError, check_topic_prefix, topic_matches, within
 
 MODES = {"app": None, "hourly": "hourly", "daily": "daily@08:00", "weekly": "0 8 * * 1",
-         "critical": "daily@08:00"}
+         "critical": "daily@08:00", "mute": None}
 MAX_RULES = 20
 DEFAULTS = {"email": None, "timezone": "UTC", "quiet": None, "rules": []}
 
@@ -41,6 +41,16 @@ def _key(user):
 def get(client, user):
     raw = client.get(_key(user))
     return dict(DEFAULTS, **orjson.loads(raw)) if raw else dict(DEFAULTS)
+
+
+def mute_rules(prefs):
+    """``[(prefix, muted)]`` of ``prefs``' rules, the most specific first: a topic is
+    muted when the first prefix covering it is (a "mute" rule: the inbox leaves it
+    out; a more specific rule of another mode brings a part of it back)."""
+    rules = [(rule["topic"], rule["mode"] == "mute") for rule in prefs["rules"]]
+    if not any(muted for _topic, muted in rules):
+        return []
+    return sorted(rules, key=lambda rule: (rule[0] == "*", -len(rule[0])))
 
 
 def validate(data, limit=None):

@@ -5,7 +5,8 @@ archive and snooze (see app/users/archive_and_snooze.py; read state is in routes
 ``before`` (older than that id: the next page back), ``limit``, and filters:
 ``unread=1``, ``severity=warning,error``, ``topic=<prefix>``, ``q=<text>``
 (in the title or body, any case, within the retained history), and
-``view=archived`` or ``view=snoozed`` (the feed leaves those out).
+``view=archived`` or ``view=snoozed`` (the feed leaves those out, and the topics
+the user muted: a "mute" rule in their preferences).
 """
 from flask import jsonify, request
 
@@ -64,9 +65,11 @@ def _filter(client, user):
     archived, snoozed = archive_and_snooze.hidden(client, user)
     hidden, only = (archived | snoozed, None) if view == "feed" else \
         ((), archived if view == "archived" else snoozed)
+    # The inbox leaves muted topics out (a mute rule of the user's preferences).
+    mutes = preferences.mute_rules(preferences.get(client, user)) if view == "feed" else ()
     return history.Filter(unread=read_state.get(client, user) if unread == "1" else None,
                           severities=severities, topic=topic, text=text and text.strip(),
-                          hidden=hidden, only=only)
+                          hidden=hidden, only=only, mutes=mutes)
 
 
 @bp.get("/api/notifications")
