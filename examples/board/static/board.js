@@ -6,109 +6,47 @@
  * `board.card.*` notifications, and listen for this user's own alerts. The
  * views know nothing of Herald: they listen to the collection, which
  * Herald.sync keeps up to date (add, update, remove) as other users edit.
+ * Each card is a board.CardView (card-view.js), which never overwrites a
+ * field its user is editing: it offers the other user's change instead.
  */
 (function () {
   'use strict';
 
   var config = JSON.parse(document.getElementById('board-config').textContent);
-  var COLUMN_NAMES = {todo: 'To do', doing: 'Doing', done: 'Done'};
-  var e = _.escape;
 
   var Card = Backbone.Model.extend({defaults: {column: 'todo', assignee: null}});
   var Cards = Backbone.Collection.extend({model: Card, url: '/api/cards', comparator: 'id'});
 
-  function options(values, selected, labels) {
-    return _.map(values, function (value) {
-      return '<option value="' + e(value) + '"' + (value === selected ? ' selected' : '') + '>' +
-        e(labels ? labels[value] : value) + '</option>';
-    }).join('');
-  }
-
-  // One card: its title (editable), column and assignee, and a delete button.
-  var CardView = Backbone.View.extend({
-    tagName: 'li',
-    className: 'card-item',
-
-    events: {
-      'click .edit': 'edit',
-      'submit .edit-form': 'save',
-      'click .cancel': 'render',
-      'change .move': 'move',
-      'change .assign': 'assign',
-      'click .delete': 'destroy'
-    },
-
-    initialize: function () {
-      this.listenTo(this.model, 'change', this.render);
-      this.listenTo(this.model, 'remove', this.remove);
-    },
-
-    render: function () {
-      var card = this.model.toJSON(), id = e(card.id);
-      this.$el.attr({'data-id': card.id, 'data-version': card.version}).html(
-        '<p class="title">' + e(card.title) + '</p>' +
-        '<p class="meta">v' + e(card.version) + ' · ' + e(card.updated_by || '') + ' · ' +
-          '<time datetime="' + e(new Date(card.updated_at * 1000).toISOString()) + '">' +
-          e(new Date(card.updated_at * 1000).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'})) +
-          '</time></p>' +
-        '<div class="controls">' +
-          '<button type="button" class="edit" aria-label="Edit ' + e(card.title) + '">Edit</button>' +
-          '<label class="sr-only" for="move-' + id + '">Column</label>' +
-          '<select class="move" id="move-' + id + '">' +
-            options(config.columns, card.column, COLUMN_NAMES) + '</select>' +
-          '<label class="sr-only" for="assign-' + id + '">Assignee</label>' +
-          '<select class="assign" id="assign-' + id + '"><option value="">nobody</option>' +
-            options(config.users, card.assignee) + '</select>' +
-          '<button type="button" class="delete" aria-label="Delete ' + e(card.title) + '">Delete</button>' +
-        '</div>');
-      return this;
-    },
-
-    edit: function () {
-      var id = e(this.model.id);
-      this.$('.title').replaceWith(
-        '<form class="edit-form"><label class="sr-only" for="title-' + id + '">Title</label>' +
-        '<input id="title-' + id + '" name="title" maxlength="200" required value="' +
-        e(this.model.get('title')) + '"><button type="submit">Save</button>' +
-        '<button type="button" class="cancel">Cancel</button></form>');
-      this.$('input[name=title]').focus();
-    },
-
-    save: function (event) {
-      event.preventDefault();
-      this.model.save({title: this.$('input[name=title]').val()}, {patch: true, wait: true});
-    },
-
-    move: function () {
-      this.model.save({column: this.$('.move').val()}, {patch: true, wait: true});
-    },
-
-    assign: function () {
-      this.model.save({assignee: this.$('.assign').val() || null}, {patch: true, wait: true});
-    },
-
-    destroy: function () {
-      this.model.destroy({wait: true});
-    }
-  });
-
-  // The columns: each card in its column's list, in id order; moved when its column changes.
+  // The columns: each card in its column's list, in id order; moved when the
+  // column it shows changes (the card view says when: see card-view.js). A
+  // card moved while something in it has the focus keeps it, caret and all.
   var BoardView = Backbone.View.extend({
     initialize: function () {
       this.views = {};
-      this.listenTo(this.collection, 'add', this.place);
-      this.listenTo(this.collection, 'change:column', this.place);
+      this.listenTo(this.collection, 'add', this.add);
       this.listenTo(this.collection, 'remove', function (card) { delete this.views[card.cid]; });
     },
 
-    place: function (card) {
-      var view = this.views[card.cid];
-      if (!view) view = this.views[card.cid] = new CardView({model: card}).render();
-      var list = this.$('[data-column="' + card.get('column') + '"] .cards');
+    add: function (card) {
+      var view = this.views[card.cid] = new board.CardView({model: card, config: config}).render();
+      this.listenTo(view, 'column', this.place);
+      this.place(view);
+    },
+
+    place: function (view) {
+      var id = view.model.id, active = document.activeElement;
+      var focused = view.el !== active && view.el.contains(active) ? active : null;
+      var caret = focused && typeof focused.selectionStart === 'number' ?
+        [focused.selectionStart, focused.selectionEnd, focused.selectionDirection] : null;
+      var list = this.$('[data-column="' + view.shown.column + '"] .cards');
       var next = list.children().filter(function () {
-        return Number(this.getAttribute('data-id')) > card.id;
+        return Number(this.getAttribute('data-id')) > id;
       }).first();
       if (next.length) view.$el.insertBefore(next); else list.append(view.el);
+      if (focused && document.activeElement !== focused) {
+        focused.focus();
+        if (caret) focused.setSelectionRange(caret[0], caret[1], caret[2]);
+      }
     }
   });
 
@@ -180,7 +118,7 @@
   var herald = Herald.connect(Herald.pageOptions());            // Herald: connect
   Herald.sync(cards, 'board.card', {fetch: true});              // Herald: keep cards live
 
-  window.board = {cards: cards, herald: herald};
+  _.extend(window.board, {cards: cards, herald: herald});
   new BoardView({el: '.columns', collection: cards});
   new NewCardView({el: '#new-card', collection: cards});
   new ActivityView({el: '#activity', herald: herald});

@@ -196,3 +196,135 @@ def test_the_board_at_360_px_with_the_keyboard_alone_passes_an_accessibility_che
     expect(card(page, "Renamed with the keyboard")).to_be_visible()
     assert no_horizontal_scroll(page)
     assert accessibility_violations(page) == []
+
+
+# ---- A field being edited is never overwritten by a live change ---------------------------
+
+def card_by_id(page, card_id):
+    return page.locator(f'.card-item[data-id="{card_id}"]')
+
+
+def shared_card(contexts, example, title, **alice_options):
+    """alice and bob on the board with one card of ``title`` that both see; its id."""
+    alice = open_board(contexts, example, "alice", **alice_options)
+    bob = open_board(contexts, example, "bob")
+    add_card(alice, title)
+    expect(card(bob, title)).to_be_visible(timeout=SEEN)
+    return alice, bob, card(alice, title).get_attribute("data-id")
+
+
+def start_typing(page, card_id, text):
+    """Open the card's title for editing and type ``text`` over it, by keyboard."""
+    item = card_by_id(page, card_id)
+    item.locator("button.edit").click()
+    field = item.locator("input[name=title]")
+    expect(field).to_be_focused()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(text)
+    return field
+
+
+def rename(page, card_id, new_title):
+    item = card_by_id(page, card_id)
+    item.locator("button.edit").click()
+    item.locator("input[name=title]").fill(new_title)
+    item.locator(".edit-form button[type=submit]").click()
+    expect(card(page, new_title)).to_be_visible()
+
+
+def test_a_title_being_typed_is_kept_and_their_change_is_offered(board, contexts):
+    herald, example = board
+    alice, bob, card_id = shared_card(contexts, example, "Plan the launch")
+    field = start_typing(alice, card_id, "Plan the launch party")
+
+    rename(bob, card_id, "Launch plan, by bob")
+    notice = card_by_id(alice, card_id).locator(".conflict")
+    expect(notice).to_contain_text("Changed by bob", timeout=SEEN)
+    expect(notice).to_contain_text("Launch plan, by bob")
+    # Her text and her place in it are untouched: she types on.
+    expect(field).to_have_value("Plan the launch party")
+    expect(field).to_be_focused()
+    alice.keyboard.type(" on Friday")
+    expect(field).to_have_value("Plan the launch party on Friday")
+    # The notice is said politely to a screen reader, in the card's live region.
+    expect(card_by_id(alice, card_id).locator('[aria-live="polite"]:has(.conflict)')).to_contain_text(
+        "Changed by bob")
+    expect(card_by_id(alice, card_id)).to_have_attribute("data-version", "2")
+
+    notice.get_by_role("button", name="Use theirs").click()
+    expect(field).to_have_value("Launch plan, by bob")
+    expect(field).to_be_focused()
+    expect(notice).to_have_count(0)
+    field.press("Enter")  # saving what is now theirs changes nothing
+    expect(card(alice, "Launch plan, by bob")).to_be_visible()
+    expect(card(bob, "Launch plan, by bob")).to_be_visible()
+
+
+def test_keep_mine_then_save_writes_mine_for_everyone_by_keyboard_at_360_px(board, contexts):
+    herald, example = board
+    alice, bob, card_id = shared_card(contexts, example, "Order the stickers",
+                                      viewport={"width": 360, "height": 740})
+    field = start_typing(alice, card_id, "Order 500 stickers")
+    alice.keyboard.press("Tab")  # to Save: the field is no longer focused, but changed
+    rename(bob, card_id, "Order 200 stickers")
+    notice = card_by_id(alice, card_id).locator(".conflict")
+    expect(notice).to_contain_text("Changed by bob: “Order 200 stickers”", timeout=SEEN)
+    expect(field).to_have_value("Order 500 stickers")
+    assert no_horizontal_scroll(alice)
+    assert accessibility_violations(alice) == []
+
+    alice.keyboard.press("Tab")  # Cancel
+    alice.keyboard.press("Tab")  # Use theirs
+    alice.keyboard.press("Tab")  # Keep mine
+    expect(notice.get_by_role("button", name="Keep mine")).to_be_focused()
+    alice.keyboard.press("Enter")
+    expect(notice).to_have_count(0)
+    expect(field).to_be_focused()
+    expect(field).to_have_value("Order 500 stickers")
+    alice.keyboard.press("Enter")  # save
+    expect(card(alice, "Order 500 stickers")).to_be_visible()
+    expect(card(bob, "Order 500 stickers")).to_be_visible(timeout=SEEN)
+    expect(card_by_id(bob, card_id)).to_have_attribute("data-version", "3")
+
+
+def test_other_fields_of_the_card_still_change_live_while_she_types(board, contexts):
+    herald, example = board
+    alice, bob, card_id = shared_card(contexts, example, "Book the venue")
+    field = start_typing(alice, card_id, "Book the big venue")
+
+    card(bob, "Book the venue").locator("select.assign").select_option("carol")
+    expect(card_by_id(alice, card_id).locator("select.assign")).to_have_value("carol",
+                                                                              timeout=SEEN)
+    card(bob, "Book the venue").locator("select.move").select_option("doing")
+    expect(alice.locator(f'[data-column="doing"] .card-item[data-id="{card_id}"]')).to_have_count(
+        1, timeout=SEEN)
+    expect(card_by_id(alice, card_id).locator("select.move")).to_have_value("doing")
+    expect(card_by_id(alice, card_id).locator(".meta")).to_contain_text("v3 · bob")
+    # Her field was neither touched nor left: no notice, her text, her focus.
+    expect(card_by_id(alice, card_id).locator(".conflict")).to_have_count(0)
+    expect(field).to_have_value("Book the big venue")
+    expect(field).to_be_focused()
+    alice.keyboard.type(" downtown")
+    alice.keyboard.press("Enter")
+    expect(card(bob, "Book the big venue downtown")).to_be_visible(timeout=SEEN)
+    expect(card_by_id(bob, card_id).locator("select.assign")).to_have_value("carol")
+
+
+def test_a_focused_select_is_not_changed_under_her_either(board, contexts):
+    herald, example = board
+    alice, bob, card_id = shared_card(contexts, example, "Print the badges")
+    column = card_by_id(alice, card_id).locator("select.move")
+    column.focus()
+
+    card(bob, "Print the badges").locator("select.move").select_option("done")
+    notice = card_by_id(alice, card_id).locator(".conflict")
+    expect(notice).to_contain_text("Column changed by bob: Done", timeout=SEEN)
+    expect(column).to_have_value("todo")
+    expect(column).to_be_focused()
+    expect(alice.locator(f'[data-column="todo"] .card-item[data-id="{card_id}"]')).to_have_count(1)
+
+    notice.get_by_role("button", name="Use theirs").click()
+    expect(alice.locator(f'[data-column="done"] .card-item[data-id="{card_id}"]')).to_have_count(1)
+    expect(column).to_have_value("done")
+    expect(column).to_be_focused()
+    expect(notice).to_have_count(0)
