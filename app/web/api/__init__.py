@@ -2,7 +2,7 @@
 
 Importing the package registers every route module on ``bp`` (blueprint.py).
 """
-from app.web.api import console, digests, errors, feed, routes, spark, stream, webhooks  # noqa: F401
+from app.web.api import console, digests, errors, feed, routes, spark, stream, topics, webhooks  # noqa: F401
 from app.web.api.blueprint import bp
 
 __all__ = ["bp"]
