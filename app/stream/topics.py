@@ -95,9 +95,10 @@ class _Tally:
 
 
 def _summary(counts, allowed):
-    """The answer for ``counts`` (of :meth:`_Tally.counts`): topics and the prefixes
-    above them (a prefix counts every notification under it), the most frequent
-    first; only those inside ``allowed`` when given."""
+    """The answer for ``counts`` (of :meth:`_Tally.counts`): topics, and the prefixes
+    above them with every notification a subscription to the prefix matches (the
+    topic of that name too), the most frequent first; only those inside ``allowed``
+    when given."""
     if allowed is not None:
         counts = {t: c for t, c in counts.items() if within(allowed, t)}
     prefixes = {}
@@ -108,6 +109,10 @@ def _summary(counts, allowed):
             total, latest = prefixes.get(prefix, (0, (0, 0)))
             prefixes[prefix] = (total + count, max(latest, newest))
             end = topic.find(".", end + 1)
+    for prefix, (total, latest) in prefixes.items():  # what subscribing to it matches
+        if prefix in counts:
+            count, newest = counts[prefix]
+            prefixes[prefix] = (total + count, max(latest, newest))
     if allowed is not None:
         prefixes = {p: c for p, c in prefixes.items() if within(allowed, p)}
 

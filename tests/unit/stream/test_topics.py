@@ -41,6 +41,16 @@ def test_topics_and_prefixes_with_counts_and_newest(redis):
     assert answer["since"] == redis.xrange(STREAM, count=1)[0][0].decode()
 
 
+def test_a_prefix_counts_what_subscribing_to_it_matches_the_topic_of_its_name_too(redis):
+    bus = Bus(redis)
+    bus.publish("ops", "ops itself")
+    bus.publish("ops.db", "below")
+    bus.publish("ops.db.slow", "further below")
+    answer = TopicCounts().view(redis, "bob", None)
+    assert counts_of(answer) == {"ops": 1, "ops.db": 1, "ops.db.slow": 1}
+    assert counts_of(answer, "prefixes", "prefix") == {"ops": 3, "ops.db": 2}
+
+
 def test_an_empty_history_answers_nothing(redis):
     assert TopicCounts().view(redis, "bob", None) == {
         "topics": [], "prefixes": [], "scanned": 0, "since": None, "truncated": False}
