@@ -26,9 +26,10 @@
   // The filter a query string (or an object of strings) asks for, normalised.
   herald.parseFilter = function (params) {
     var get = function (key) { return (params[key] || '').trim(); };
-    var view = get('view');
+    var view = get('view'), tab = get('tab');
     return {
       view: view === 'archived' || view === 'snoozed' ? view : 'feed',
+      tab: tab === 'foryou' || tab === 'activity' ? tab : 'inbox',
       q: get('q'),
       severity: get('severity'),
       topic: get('topic'),
@@ -48,6 +49,7 @@
       this.archived = {};
       this.snoozed = {};      // id -> until (ms)
       this.recent = [];        // the last live envelopes, newest last
+      this.mutes = [];         // [[prefix, muted]], the most specific first (preferences)
       this.nextBefore = null;  // where the next older page starts; null: none
       this.loading = null;
       this.listenTo(herald.dispatcher, 'notification', this.receiveLive);
@@ -78,14 +80,19 @@
     load: function (filter) {
       var self = this;
       self.criteria = herald.parseFilter(filter || self.criteria);
+      self.loaded = false;
+      self.trigger('loading');
       var loading = self.loading = Promise.all([
         herald.client.history(self.query()),
         herald.client.notificationState(),
-        herald.client.readState()
+        herald.client.readState(),
+        herald.client.get('/api/preferences').catch(function () { return null; })
       ]).then(function (replies) {
         if (loading !== self.loading) return replies[0];  // a newer load won
         self.setState(replies[1]);
         self.setRead(replies[2]);
+        if (replies[3]) self.setMutes(replies[3].rules || []);
+        self.loaded = true;
         self.nextBefore = replies[0].next_before;
         self.reset(_.map(replies[0].notifications, self.withState, self));
         self.loadedCount = self.length;
@@ -125,10 +132,24 @@
       return Boolean(this.archived[id]) || (until !== undefined && until > Date.now());
     },
 
+    // The user's mute rules (preferences' "mute" mode), the most specific first,
+    // as the server applies them (app/users/preferences.py mute_rules).
+    setMutes: function (rules) {
+      var mutes = _.map(rules, function (rule) { return [rule.topic, rule.mode === 'mute']; });
+      this.mutes = _.some(mutes, function (m) { return m[1]; }) ?
+        _.sortBy(mutes, function (m) { return (m[0] === '*' ? 1e6 : 0) - m[0].length; }) : [];
+    },
+
+    isMuted: function (topic) {
+      var rule = _.find(this.mutes, function (m) { return herald.covers([m[0]], topic); });
+      return Boolean(rule && rule[1]);
+    },
+
     // Whether the current filter takes `envelope` (as the server's filter would).
     matches: function (envelope) {
       var f = this.criteria;
-      if (f.view === 'feed' && this.isHidden(envelope.id)) return false;
+      if (envelope.kind === 'data') return false;  // a record changed: for programs, not people
+      if (f.view === 'feed' && (this.isHidden(envelope.id) || this.isMuted(envelope.topic))) return false;
       if (f.view === 'archived' && !this.archived[envelope.id]) return false;
       if (f.view === 'snoozed' && this.snoozed[envelope.id] === undefined) return false;
       if (f.unread && this.isRead(envelope.id)) return false;
@@ -225,16 +246,46 @@
       return request.catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
     },
 
+    // Snooze or wake `models` in one request (a bulk action, or an Undo).
     snooze: function (models, until) {
-      return Promise.all(_.map(models, function (model) {
-        return herald.client.snooze(model.id, until);
-      })).catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
+      var ids = _.pluck(models, 'id');
+      // A failure is told to the page by the client (`action:error`).
+      return herald.client.send('/api/notification-state', {snooze: {ids: ids, until: until}})
+        .catch(function () { /* told as action:error */ });
     },
 
     unsnooze: function (models) {
-      return Promise.all(_.map(models, function (model) {
-        return herald.client.unsnooze(model.id);
-      })).catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
+      var ids = _.pluck(models, 'id');
+      return herald.client.send('/api/notification-state', {unsnooze: ids})
+        .catch(function () { /* told as action:error */ });
+    },
+
+    // Mute `topic`: a "mute" rule in the user's preferences (reversible there);
+    // what is held of it leaves the inbox at once.
+    mute: function (topic) {
+      var self = this;
+      return herald.client.get('/api/preferences').then(function (prefs) {
+        var rules = _.reject(prefs.rules || [], function (r) { return r.topic === topic; });
+        rules.push({topic: topic, mode: 'mute'});
+        return herald.client.send('/api/preferences', _.extend({}, prefs, {rules: rules}), 'PUT');
+      }).then(function (prefs) {
+        self.setMutes(prefs.rules || []);
+        if (self.criteria.view === 'feed') {
+          self.remove(self.filter(function (m) { return self.isMuted(m.get('topic')); }));
+        }
+        return prefs;
+      });
+    },
+
+    unmute: function (topic) {
+      var self = this;
+      return herald.client.get('/api/preferences').then(function (prefs) {
+        var rules = _.reject(prefs.rules || [], function (r) { return r.topic === topic && r.mode === 'mute'; });
+        return herald.client.send('/api/preferences', _.extend({}, prefs, {rules: rules}), 'PUT');
+      }).then(function (prefs) {
+        self.setMutes(prefs.rules || []);
+        return self.load(self.criteria);
+      });
     }
   });
 })(window.herald = window.herald || {});

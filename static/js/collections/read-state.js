@@ -13,8 +13,29 @@
       return Boolean(this.readIds[id]) || (this.upto !== null && herald.compareIds(id, this.upto) <= 0);
     },
 
+    // Shown to the user (the `seen` watermark): the badge counts only what is not.
+    isSeen: function (id) {
+      return this.seen !== null && this.seen !== undefined && herald.compareIds(id, this.seen) <= 0;
+    },
+
+    // Everything up to `id` was shown: tell the server (every tab follows), at most
+    // once a second, and only forward.
+    markSeen: function (id) {
+      var self = this;
+      if (!id || self.isSeen(id)) return;
+      self.applyRead({seen: id});
+      self.seenPending = id;
+      if (self.seenTimer) return;
+      self.seenTimer = setTimeout(function () {
+        var upto = self.seenPending;
+        self.seenTimer = null;
+        herald.client.markRead({seen: upto}).catch(function () { /* the next one says it again */ });
+      }, 1000);
+    },
+
     setRead: function (state) {
       this.upto = null;
+      this.seen = null;
       this.readIds = {};
       this.unreadIds = {};
       this.applyRead(state);
@@ -41,6 +62,10 @@
           if (herald.compareIds(id, self.upto) <= 0 && !stale(id)) delete self.unreadIds[id];
         });
       }
+      if (change.seen && !self.isSeen(change.seen)) {
+        self.seen = change.seen;
+        self.trigger('seen', self.seen);
+      }
       _.each(change.ids || [], function (id) {
         if (!stale(id)) { self.readIds[id] = true; delete self.unreadIds[id]; }
       });
@@ -52,6 +77,14 @@
 
     unreadCount: function () {
       return this.where({read: false}).length;
+    },
+
+    // Unread and not yet shown, leaving out machine chatter (Activity): the badge.
+    unseenCount: function () {
+      var self = this;
+      return self.filter(function (m) {
+        return !m.get('read') && !self.isSeen(m.id) && !herald.isActivity(m.attributes);
+      }).length;
     },
 
     setReadFor: function (models, read) {
@@ -80,6 +113,14 @@
     markRead: function (model) {
       if (model.get('read')) return Promise.resolve();
       return this.setReadFor([model], true);
+    },
+
+    // Mark `models` read (or unread) and return the ids that changed, for an Undo.
+    setReadChanging: function (models, read) {
+      var changing = _.filter(models, function (m) { return m.get('read') !== read; });
+      var sent = [];  // the server takes at most 500 ids a request
+      for (var i = 0; i < changing.length; i += 500) sent.push(this.setReadFor(changing.slice(i, i + 500), read));
+      return {ids: _.pluck(changing, 'id'), done: Promise.all(sent)};
     },
 
     // Everything in the user's feed up to the newest notification seen is read.

@@ -34,6 +34,32 @@
     return exactFormat.format(new Date(date));
   };
 
+  // Machine chatter: a low-severity event of a run (it has a correlation id) or a
+  // step of one (started, progress, ...), never one addressed to a person. It is
+  // kept under "Activity" and not counted as unread (docs/contract.md, "Inbox").
+  var MACHINE_STEP = /\.(started|progress|running|queued|heartbeat)$/;
+  herald.isActivity = function (envelope) {
+    var severity = envelope.severity || 'info';
+    return !envelope.user && (severity === 'info' || severity === 'success') &&
+      Boolean(envelope.correlation_id || MACHINE_STEP.test(envelope.topic));
+  };
+
+  // How far a run is (0-100) by its `data`: `percent`, or `progress` as 0-1 or 0-100.
+  herald.percentOf = function (data) {
+    if (!data || typeof data !== 'object') return null;
+    var value = typeof data.percent === 'number' ? data.percent :
+      typeof data.progress === 'number' ? (data.progress <= 1 ? data.progress * 100 : data.progress) : null;
+    return value === null || !isFinite(value) ? null : Math.max(0, Math.min(100, value));
+  };
+
+  // How a run ended, by its newest event's topic or severity: 'succeeded', 'failed' or null.
+  herald.outcomeOf = function (envelope) {
+    var last = String(envelope.topic || '').split('.').pop();
+    if (/^(succeeded|completed|done|finished|success)$/.test(last)) return 'succeeded';
+    if (/^(failed|error|errored|aborted|cancelled|canceled)$/.test(last)) return 'failed';
+    return null;
+  };
+
   herald.Notification = Backbone.Model.extend({
     defaults: {severity: 'info', read: false},
 

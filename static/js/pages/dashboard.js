@@ -27,12 +27,20 @@
     herald.subscriptions = subscriptions;
 
     var feed = new herald.FeedView({el: '#feed', collection: notifications, empty: $('#feed-empty')});
+    feed.tab = router.filter.tab;
+    var bar = new herald.BulkBar({el: '#feed-bar', feed: feed}).render();
+    var undo = new herald.UndoView({el: '#undo'});
+    var help = document.getElementById('shortcuts');
+    herald.FeedKeys({feed: feed, help: help, undo: undo});
+    feed.on('did', function (text, inverse) { undo.offer(text, inverse); });
+    $('#feed-bar').on('click', '.shortcuts', function () { help.showModal(); });
     var detail = new herald.DetailView({el: '#detail', collection: notifications, columns: $('#columns')});
     var filters = new herald.FiltersView({el: '#filters'}).show(router.filter);
     var toasts = new herald.ToastView({el: '#toasts', collection: notifications});
     herald.views = {
       feed: feed, detail: detail, filters: filters, toasts: toasts,
       badge: new herald.BadgeView({el: '#badge', collection: notifications}),
+      bar: bar, undo: undo,
       announcer: new herald.AnnouncerView({el: '#announcer', collection: notifications}),
       connection: new herald.ConnectionView({el: '#connection'}),
       subscriptions: new herald.SubscriptionsView({el: '#subscriptions', collection: subscriptions})
@@ -42,12 +50,38 @@
     }
 
     var more = $('#load-more');
+    var TAB_EMPTY = {
+      foryou: 'Nothing for you alone. Notifications addressed to you personally show here.',
+      activity: 'No activity. Progress of jobs and other machine events show here, without counting as unread.'
+    };
     function showView(filter) {
       $('#feed-heading').text(HEADINGS[filter.view] + (filter.q ? ': “' + filter.q + '”' : ''));
       var filtered = filter.q || filter.severity || filter.topic || filter.unread;
-      $('#feed-empty').text(filtered ? 'No notifications match these filters.' : EMPTY[filter.view]);
+      var words = _.compact([filter.view !== 'feed' && HEADINGS[filter.view], filter.q && '“' + filter.q + '”',
+                             filter.severity, filter.topic, filter.unread && 'unread']);
+      $('#filters-box .filters-summary').text(words.length ? '(' + words.join(', ') + ')' : '');
+      var empty = filtered ? 'No notifications match these filters.' :
+        (filter.view === 'feed' && TAB_EMPTY[filter.tab]) || EMPTY[filter.view];
+      $('#feed-empty').data('text', empty);
+      if (notifications.loaded !== false) $('#feed-empty').text(empty);
     }
-    notifications.on('loaded', function () { more.prop('hidden', !notifications.nextBefore); });
+    notifications.on('loading', function () { $('#feed-empty').text('Loading…'); feed.showEmpty(); });
+    notifications.on('loaded', function () {
+      more.prop('hidden', !notifications.nextBefore);
+      $('#feed-empty').text($('#feed-empty').data('text'));
+      feed.showEmpty();
+    });
+    // A new subscription: its recent history joins the view at once.
+    herald.dispatcher.on('subscribed', function () { notifications.load(router.filter); });
+    function showTab(tab) {
+      var filter = _.extend({}, router.filter, {tab: tab});
+      router.filterBy(filter);
+      filters.tab = tab;
+      feed.showTab(tab);
+      bar.showTab(tab);
+      showView(filter);
+    }
+    bar.on('tab', showTab);
     notifications.on('load:error', function (error) {
       $('#feed-empty').text('The feed could not be loaded: ' + error.message).show();
     });
@@ -87,9 +121,12 @@
     });
     // Back and Forward: the filter first, then the open notification.
     router.on('filter', function (filter) {
+      var tabOnly = _.isEqual(_.omit(filter, 'tab'), _.omit(notifications.criteria, 'tab'));
       filters.show(filter);
+      feed.showTab(filter.tab);
+      bar.showTab(filter.tab);
       showView(filter);
-      notifications.load(filter);
+      if (!tabOnly) notifications.load(filter);
     });
     router.on('open', showDetail);
 

@@ -1,6 +1,7 @@
 /*
  * The dashboard's URL: what the page shows is in its query string, the
- * filters (`view`, `q`, `severity`, `topic`, `unread`) and the open
+ * tab (`tab`: inbox, foryou, activity), the filters (`view`, `q`,
+ * `severity`, `topic`, `unread`) and the open
  * notification (`n`), so a view can be shared or reloaded, and Back returns
  * to the previous one.
  *
@@ -13,7 +14,7 @@
 (function (herald) {
   'use strict';
 
-  var KEYS = ['view', 'q', 'severity', 'topic', 'unread'];
+  var KEYS = ['tab', 'view', 'q', 'severity', 'topic', 'unread'];
 
   // What a query string ("?q=disk&n=1700000000000-0") says: {filter, open}.
   function parse(search) {
@@ -26,7 +27,9 @@
   function queryFor(filter, open) {
     var params = new URLSearchParams();
     _.each(KEYS, function (key) {
-      if (filter[key] && !(key === 'view' && filter[key] === 'feed')) params.set(key, filter[key]);
+      if (filter[key] && !(key === 'view' && filter[key] === 'feed') && !(key === 'tab' && filter[key] === 'inbox')) {
+        params.set(key, filter[key]);
+      }
     });
     if (open) params.set('n', open);
     var query = params.toString();

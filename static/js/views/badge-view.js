@@ -1,6 +1,7 @@
 /*
- * "Mark all read", with how many notifications shown are unread; the page
- * title carries the count too.
+ * How many notifications are new: unread and not yet shown (the `seen`
+ * watermark), machine chatter (Activity) left out. The page's title carries
+ * the count too, so a tab in the background says it.
  */
 (function (herald) {
   'use strict';
@@ -8,13 +9,9 @@
   var RECOUNT_MS = 100;
 
   herald.BadgeView = Backbone.View.extend({
-    events: {
-      'click': 'markAllRead'
-    },
-
     initialize: function () {
       this.baseTitle = document.title;
-      this.listenTo(this.collection, 'add remove reset change:read', this.scheduleRender);
+      this.listenTo(this.collection, 'add remove reset change:read seen loading', this.scheduleRender);
       this.render();
     },
 
@@ -27,15 +24,12 @@
     },
 
     render: function () {
-      var count = this.collection.unreadCount();
-      this.$('.badge-count').text(count);
-      this.$el.toggleClass('has-unread', count > 0);
+      var loading = this.collection.loaded === false;
+      var count = loading ? 0 : this.collection.unseenCount();
+      this.$('.badge-count').text(loading ? '…' : count);
+      this.$el.toggleClass('has-unread', count > 0).attr('aria-busy', loading ? 'true' : null);
       document.title = count ? '(' + count + ') ' + this.baseTitle : this.baseTitle;
       return this;
-    },
-
-    markAllRead: function () {
-      this.collection.markAllRead();
     }
   });
 })(window.herald = window.herald || {});

@@ -17,6 +17,7 @@
     // Show `filter` (as herald.parseFilter gives it) in the form.
     show: function (filter) {
       var form = this.el;
+      this.tab = filter.tab;  // not in the form: the tab bar's
       form.elements.q.value = filter.q;
       form.elements.view.value = filter.view;
       form.elements.severity.value = filter.severity;
@@ -28,6 +29,7 @@
     read: function () {
       var form = this.el;
       return herald.parseFilter({
+        tab: this.tab,
         q: form.elements.q.value, view: form.elements.view.value,
         severity: form.elements.severity.value, topic: form.elements.topic.value,
         unread: form.elements.unread.checked ? '1' : ''
@@ -40,7 +42,7 @@
     },
 
     clear: function () {
-      this.show(herald.parseFilter({}));
+      this.show(herald.parseFilter({tab: this.tab}));
       this.submit();
     }
   });

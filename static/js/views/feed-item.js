@@ -1,0 +1,118 @@
+/*
+ * One item of the feed: a group of notifications shown as one row.
+ *
+ * A group is the notifications of one run (the same `correlation_id`: a job's
+ * started, progress, succeeded...) or else those with the same topic and
+ * title; its newest one speaks for it. A run shows how far it got (a
+ * <progress>, from the newest `data.percent` or `data.progress`) and how it
+ * ended; any other group shows how many times it came.
+ *
+ * The row is dense: a checkbox, the unread dot, the severity's icon and word
+ * (never a colour alone), the title (the button that opens it), and one line
+ * of topic, time and "for you" for a private one. Its actions show on hover,
+ * on focus and on the current row (CSS). Only the current row's controls are
+ * in the Tab order (feed-view.js keeps it: a roving tabindex).
+ *
+ * Every text is escaped (`_.escape`); no inline style (the CSP forbids it).
+ */
+(function (herald) {
+  'use strict';
+
+  var e = _.escape;
+
+  herald.SEVERITY_ICONS = {info: 'ℹ', success: '✓', warning: '⚠', error: '✖', critical: '‼'};
+
+  // What a group is, for drawing it and for the views that count or sort it.
+  herald.describeGroup = function (group, collection) {
+    var newest = group[0], json = newest.toJSON();
+    var read = _.every(group, function (m) { return m.get('read'); });
+    var run = Boolean(json.correlation_id) && group.length > 1;
+    var percent = null, outcome = null;
+    if (json.correlation_id) {
+      outcome = herald.outcomeOf(json);
+      var measured = _.find(group, function (m) { return herald.percentOf(m.get('data')) !== null; });
+      percent = measured ? herald.percentOf(measured.get('data')) : null;
+      if (outcome === 'succeeded') percent = 100;
+    }
+    return {
+      newest: newest, json: json, read: read, run: run || (json.correlation_id && percent !== null),
+      percent: percent, outcome: outcome, count: group.length,
+      mine: _.some(group, function (m) { return Boolean(m.get('user')); }),
+      activity: _.every(group, function (m) { return herald.isActivity(m.attributes); }),
+      unseen: !read && !collection.isSeen(newest.id)
+    };
+  };
+
+  function actionsHtml(view, read) {
+    var html = '<button type="button" class="toggle-read" tabindex="-1">' +
+      (read ? 'Mark unread' : 'Mark read') + '</button>';
+    if (view === 'archived') {
+      return html + '<button type="button" class="unarchive" tabindex="-1">Move to inbox</button>';
+    }
+    if (view === 'snoozed') {
+      return html + '<button type="button" class="unsnooze" tabindex="-1">Wake now</button>';
+    }
+    return html + '<button type="button" class="archive" tabindex="-1">Archive</button>' +
+      herald.snoozeMenu() +
+      '<button type="button" class="mute" tabindex="-1">Mute topic</button>';
+  }
+
+  function countHtml(d) {
+    if (d.run) {
+      var state = d.outcome === 'failed' ? 'failed' : d.outcome === 'succeeded' ? 'done' :
+        (d.percent !== null ? Math.round(d.percent) + '%' : 'running');
+      return ' <span class="run-state run-' + e(d.outcome || 'running') + '">' + e(state) + '</span>' +
+        (d.count > 1 ? ' <span class="count" aria-hidden="true">' + d.count + ' updates</span>' : '');
+    }
+    return d.count > 1 ? ' <span class="count" aria-hidden="true">×' + d.count + '</span>' : '';
+  }
+
+  function label(d) {
+    var words = (d.read ? '' : 'Unread: ') + d.json.title;
+    if (d.run) {
+      words += d.outcome ? ', ' + d.outcome : (d.percent !== null ? ', ' + Math.round(d.percent) + '% done' : '');
+      if (d.count > 1) words += ', ' + d.count + ' updates';
+    } else if (d.count > 1) {
+      words += ', ' + d.count + ' times';
+    }
+    return words;
+  }
+
+  // The <li> of a group; `options`: {view, selected, pinned, until}.
+  herald.drawFeedItem = function (group, key, d, options) {
+    var n = d.json, item = document.createElement('li');
+    item.className = 'notification severity-' + (n.severity || 'info') + (d.read ? '' : ' unread') +
+      (d.unseen ? ' unseen' : '') + (options.pinned ? ' pinned' : '') + (options.selected ? ' selected' : '') +
+      (d.mine ? ' mine' : '') + (d.run ? ' run' : '');
+    item.setAttribute('data-id', d.newest.id);
+    item.setAttribute('data-topic', n.topic);
+    item.setAttribute('data-key', key);
+    var title = e(label(d));
+    item.innerHTML =
+      '<input type="checkbox" class="select" tabindex="-1" aria-label="Select: ' + title + '"' +
+        (options.selected ? ' checked' : '') + '>' +
+      '<span class="dot" aria-hidden="true"></span>' +
+      '<div class="main">' +
+        '<button type="button" class="open" tabindex="-1" aria-label="' + title + '">' +
+          '<span class="sev-icon" aria-hidden="true">' + e(herald.SEVERITY_ICONS[n.severity] || '') + '</span>' +
+          '<span class="title">' + e(n.title) + '</span>' + countHtml(d) +
+        '</button>' +
+        '<div class="meta">' +
+          (options.pinned ? '<span class="pin">Pinned</span>' : '') +
+          (n.severity === 'info' ? '' : '<span class="severity">' + e(n.severity) + '</span>') +
+          (d.mine ? '<span class="for-you">For you</span>' : '') +
+          '<span class="topic">' + e(n.topic) + '</span>' +
+          '<time datetime="' + e(n.ts) + '"></time>' +
+          (options.until ? '<span class="until">back ' + e(herald.exactTime(new Date(options.until))) + '</span>' : '') +
+        '</div>' +
+        (d.run && d.percent !== null ?
+          '<progress max="100" value="' + Math.round(d.percent) + '" aria-label="Progress"></progress>' : '') +
+        (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') +
+      '</div>' +
+      '<div class="actions" role="group" aria-label="Actions">' + actionsHtml(options.view, d.read) + '</div>';
+    var time = item.querySelector('time');
+    time.textContent = d.newest.relativeTime();
+    time.title = d.newest.exactTime();
+    return item;
+  };
+})(window.herald = window.herald || {});
