@@ -26,14 +26,20 @@ def run_rollup(who):
 @bp.get("/api/spark/rollup/running")
 @admins_only
 def running_rollup(who):
-    """``{"correlation_id": ID or null}``: the rollup running now, if any."""
-    return jsonify(correlation_id=launcher.running_rollup(extensions.redis()))
+    """``{"correlation_id": ID or null, "has_summary": bool}``: the rollup running now,
+    if any, and whether one has finished (GET /api/spark/rollup has a summary to give).
+
+    The Jobs page asks this before the summary: before the first rollup, "none yet" is
+    an ordinary answer here, where the summary's 404 is a failed request in the
+    browser's log."""
+    return jsonify(correlation_id=launcher.running_rollup(extensions.redis()),
+                   has_summary=launcher.latest_summary(current_app.config) is not None)
 
 
 @bp.get("/api/spark/rollup")
 @admins_only
 def latest_rollup(who):
-    """The latest rollup's summary, or 404 when none has run yet."""
+    """The latest rollup's summary, or 404 when none has run yet (see running_rollup)."""
     summary = launcher.latest_summary(current_app.config)
     if summary is None:
         return jsonify(error="no rollup has run yet"), 404

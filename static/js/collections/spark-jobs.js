@@ -6,6 +6,7 @@
   'use strict';
 
   var STAGES = ['started', 'progress', 'succeeded', 'failed'];
+  var FINAL = {succeeded: true, failed: true};
 
   herald.SparkJobs = Backbone.Collection.extend({
     model: herald.SparkJob,
@@ -21,11 +22,15 @@
       this.listenTo(herald.dispatcher, 'snapshot', this.absorbAll);
     },
 
+    // A notification without a run id (published by hand) cannot be tied to a run:
+    // how a run ended is shown as a run of its own; a start or progress is not (it
+    // would stay "running" for ever).
     absorb: function (envelope) {
       var id = envelope.correlation_id || (envelope.data && envelope.data.correlation_id);
-      if (!id) return;
-      var job = this.get(herald.SparkJob.keyOf(id)) ||
-        this.add({key: herald.SparkJob.keyOf(id), correlationId: String(id), firstId: envelope.id});
+      var key = id ? herald.SparkJob.keyOf(id) : 'alone:' + envelope.id;
+      if (!id && !FINAL[envelope.topic.split('.')[2]]) return;
+      var job = this.get(key) ||
+        this.add({key: key, correlationId: id ? String(id) : null, firstId: envelope.id});
       job.absorb(envelope);
       this.sort();
     },

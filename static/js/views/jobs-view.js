@@ -1,41 +1,68 @@
 /*
  * The list of Spark job runs: one card each, with a progress bar that fills
  * as `spark.job.progress` arrives, and the result or error at the end; its
- * start in the reader's time zone.
+ * start in the reader's time zone. A run that did not say something (a
+ * failure published by hand) shows only what it did say: "A run", no bar
+ * without progress, its notification's title where no error was given.
  */
 (function (herald) {
   'use strict';
+
+  var e = _.escape;
+
+  function known(value) {
+    return value !== null && value !== undefined;
+  }
+
+  // "Boom: x", or one of them, or else the title (and body) of the notification
+  // that ended the run: never a colon with nothing on one side.
+  function failure(job) {
+    if (job.errorType || job.errorMessage) {
+      return (job.errorType ? '<strong>' + e(job.errorType) + '</strong>' : '') +
+        (job.errorType && job.errorMessage ? ': ' : '') + e(job.errorMessage || '');
+    }
+    return said(job);
+  }
+
+  // "150,000 rows written to /out in 12.3 s", as much of it as the run said.
+  function success(job) {
+    var parts = [];
+    if (known(job.rowsWritten)) {
+      parts.push(e(job.rowsWritten.toLocaleString()) + ' rows written' +
+                 (job.outputPath ? ' to <code>' + e(job.outputPath) + '</code>' : ''));
+    }
+    if (known(job.duration)) parts.push((parts.length ? 'in ' : 'Finished in ') + e(job.duration.toFixed(1)) + ' s');
+    return parts.length ? parts.join(' ') : said(job);
+  }
+
+  function said(job) {
+    return e(job.endTitle || '') + (job.endTitle && job.endBody ? ': ' : '') + e(job.endBody || '');
+  }
 
   herald.JobView = Backbone.View.extend({
     tagName: 'li',
     className: 'job',
 
     // The bar's width is set through the CSSOM in render: the CSP refuses inline style.
+    // A run with no progress reported has no bar (a failed run's says where it stopped).
     template: function (job) {
-      var e = _.escape;
-      var html = '<div class="job-head"><strong class="job-name">' + e(job.name) + '</strong>' +
+      var html = '<div class="job-head"><strong class="job-name">' + e(job.name || 'A run') + '</strong>' +
         '<span class="job-status">' + e(job.status) + '</span>' +
         (job.startedAt ?
           '<span class="job-started">started ' + herald.timeHtml(job.startedAt) + '</span>' : '') +
-        '<code class="job-id">' + e(job.correlationId) + '</code></div>' +
-        '<div class="progress" role="progressbar" aria-label="Progress" ' +
-        'aria-valuemin="0" aria-valuemax="100" ' +
-        'aria-valuenow="' + e(job.percent) + '"><div class="bar"></div></div>' +
-        '<div class="progress-text">' + e(job.percent) + '%' +
-        (job.tasksTotal ? ' · ' + e(job.tasksCompleted) + ' / ' + e(job.tasksTotal) + ' tasks' : '') +
-        '</div>';
-      if (job.status === 'succeeded') {
-        html += '<div class="outcome success">';
-        if (job.rowsWritten !== undefined && job.rowsWritten !== null) {
-          html += e(job.rowsWritten.toLocaleString()) + ' rows written' +
-            (job.outputPath ? ' to <code>' + e(job.outputPath) + '</code>' : '') + ' ';
-        }
-        html += 'in ' + e(Number(job.duration || 0).toFixed(1)) + ' s</div>';
+        (job.correlationId ? '<code class="job-id">' + e(job.correlationId) + '</code>' : '') + '</div>';
+      if (known(job.percent)) {
+        html += '<div class="progress" role="progressbar" aria-label="Progress" ' +
+          'aria-valuemin="0" aria-valuemax="100" ' +
+          'aria-valuenow="' + e(job.percent) + '"><div class="bar"></div></div>' +
+          '<div class="progress-text">' + (job.status === 'failed' ? 'Stopped at ' : '') + e(job.percent) + '%' +
+          (job.tasksTotal ? ' · ' + e(job.tasksCompleted) + ' / ' + e(job.tasksTotal) + ' tasks' : '') +
+          '</div>';
+      } else if (job.status === 'running') {
+        html += '<div class="progress-text">No progress reported yet.</div>';
       }
-      if (job.status === 'failed') {
-        html += '<div class="outcome failure"><strong>' + e(job.errorType) + '</strong>: ' +
-          e(job.errorMessage) + '</div>';
-      }
+      if (job.status === 'succeeded') html += '<div class="outcome success">' + success(job) + '</div>';
+      if (job.status === 'failed') html += '<div class="outcome failure">' + failure(job) + '</div>';
       return html;
     },
 
@@ -45,9 +72,8 @@
     },
 
     render: function () {
-      var data = _.defaults(this.model.toJSON(), {startedAt: '', tasksTotal: 0, tasksCompleted: 0,
-        rowsWritten: null, outputPath: '', duration: 0, errorType: '', errorMessage: ''});
-      this.$el.attr({'data-id': this.model.get('correlationId'), 'data-status': data.status})
+      var data = this.model.toJSON();
+      this.$el.attr({'data-id': data.correlationId, 'data-status': data.status})
         .html(this.template(data));
       this.$('.bar').css('width', Number(data.percent) + '%');
       return this;

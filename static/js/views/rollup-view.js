@@ -31,12 +31,23 @@
       return Backbone.View.prototype.remove.call(this);
     },
 
+    // Ask first whether a rollup has finished: before the first one the summary's
+    // answer is a 404, which the browser logs as a failed request.
     load: function () {
       var view = this;
-      herald.client.get('/api/spark/rollup')
-        .then(function (summary) { view.render(summary); }, function () {
-          view.$('.rollup-state').text('No rollup yet: run one above.');
-        });
+      herald.client.get('/api/spark/rollup/running').then(function (state) {
+        if (!state.has_summary) return view.none();
+        return herald.client.get('/api/spark/rollup').then(function (summary) { view.render(summary); });
+      }).catch(function (error) {
+        if (error.status === 404) return view.none();  // removed between the two answers
+        view.$('.rollup-state').text('Cannot read the latest rollup: ' + error.message + '.');
+      });
+    },
+
+    none: function () {
+      this.summary = null;
+      this.$('.rollup-state').addClass('empty').text('No rollup yet: none has run. “Run rollup now” makes one.');
+      this.$('.rollup-figure, .topics-block').prop('hidden', true);
     },
 
     render: function (summary) {

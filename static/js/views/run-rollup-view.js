@@ -124,7 +124,8 @@
     },
 
     runningText: function (job) {
-      return 'Running ' + this.running + (job ? ' · ' + job.get('percent') + '%' : '');
+      var percent = job && job.get('percent');
+      return 'Running ' + this.running + (percent !== null && percent !== undefined ? ' · ' + percent + '%' : '');
     },
 
     busy: function (change) {

@@ -1,6 +1,7 @@
 """The Jobs page in Chromium: a rollup launched from the button shows its progress live;
 one run at a time; the rollup's chart and times (in the browser's zone, see local_zone)."""
 import json
+import re
 import subprocess
 
 import pytest
@@ -214,3 +215,65 @@ def test_the_rollup_at_a_glance_in_local_time(live_server, redis, page, tmp_path
     assert page.locator("h2").all_inner_texts() == ["Spark jobs", "Latest rollup"]
     assert no_horizontal_scroll(page)
     assert accessibility_violations(page) == []
+
+
+def test_a_failure_published_by_hand_says_what_it_knows(admin_on_jobs, live_server, api_key):
+    """Runs whose notifications lack the fields a Spark job sends: no made-up name,
+    no 0 % that nothing reported, no colon before a missing error; the title and
+    body say what happened when no error does. One without a run id is a run of its own."""
+    page = admin_on_jobs
+    live_server.publish(api_key, topic="spark.job.failed", title="job failed",
+                        correlation_id="by-hand-bare")
+    live_server.publish(api_key, topic="spark.job.failed", title="nightly export failed",
+                        body="the disk is full", correlation_id="by-hand-titled",
+                        data={"job": "export"})
+    live_server.publish(api_key, topic="spark.job.failed", title="export failed",
+                        correlation_id="by-hand-message", data={"error_message": "disk full"})
+    live_server.publish(api_key, topic="spark.job.succeeded", title="export done",
+                        correlation_id="by-hand-done")
+    live_server.publish(api_key, topic="spark.job.failed", title="the export broke")
+    cards = page.locator("#jobs li.job")
+    expect(cards).to_have_count(5)
+
+    bare = page.locator('#jobs li[data-id="by-hand-bare"]')
+    expect(bare.locator(".job-name")).to_have_text("A run")
+    expect(bare.locator(".job-status")).to_have_text("failed")
+    expect(bare.locator(".outcome")).to_have_text("job failed")
+    expect(bare.locator(".progress")).to_have_count(0)  # no progress was ever reported
+    expect(bare.locator(".progress-text")).to_have_count(0)
+
+    titled = page.locator('#jobs li[data-id="by-hand-titled"]')
+    expect(titled.locator(".job-name")).to_have_text("export")
+    expect(titled.locator(".outcome")).to_have_text("nightly export failed: the disk is full")
+
+    message = page.locator('#jobs li[data-id="by-hand-message"]')
+    expect(message.locator(".outcome")).to_have_text("disk full")
+
+    done = page.locator('#jobs li[data-id="by-hand-done"]')
+    expect(done.locator(".job-status")).to_have_text("succeeded")
+    expect(done.locator(".outcome")).to_have_text("export done")  # no "in 0.0 s"
+
+    alone = cards.filter(has_text="the export broke")
+    expect(alone).to_have_count(1)
+    expect(alone).to_have_attribute("data-status", "failed")
+    expect(alone.locator(".job-id")).to_have_count(0)
+    for i in range(5):
+        text = cards.nth(i).inner_text()
+        assert not re.search(r"(?<!\d)0 ?%", text), text  # no 0 % that nothing reported
+        assert ":\n" not in text and not text.rstrip().endswith(":"), text
+    assert accessibility_violations(page) == []
+
+
+def test_no_rollup_yet_is_said_without_a_failed_request(live_server, redis, page):
+    """Before the first rollup the page says so, and nothing it asked failed: no 4xx
+    in the network log, no error in the console."""
+    failed, errors = [], []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("requestfailed", lambda r: failed.append(f"{r.failure} {r.url}"))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    open_as_admin(page, live_server, redis, "Jobs")
+    state = page.locator("#rollup .rollup-state")
+    expect(state).to_contain_text("No rollup yet")
+    expect(page.locator("#run")).not_to_have_attribute("aria-busy", "true")
+    assert failed == [] and errors == []
+    expect(state).to_have_text("No rollup yet: none has run. “Run rollup now” makes one.")

@@ -29,12 +29,17 @@ def test_only_admins(client, user, admin):
 
 
 def test_latest_rollup(client, admin, tmp_path):
+    """404 before the first rollup (and /running says there is no summary), then the summary."""
     reply = client.get("/api/spark/rollup", headers=bearer(admin[0]))
     assert reply.status_code == 404 and reply.get_json()["error"] == "no rollup has run yet"
+    running = client.get("/api/spark/rollup/running", headers=bearer(admin[0])).get_json()
+    assert running == {"correlation_id": None, "has_summary": False}
     (tmp_path / "rollup").mkdir()
     (tmp_path / "rollup" / "summary.json").write_text(json.dumps({"rows_read": 3, "topics": []}))
     reply = client.get("/api/spark/rollup", headers=bearer(admin[0]))
     assert reply.status_code == 200 and reply.get_json()["rows_read"] == 3
+    running = client.get("/api/spark/rollup/running", headers=bearer(admin[0])).get_json()
+    assert running == {"correlation_id": None, "has_summary": True}
 
 
 def test_one_rollup_at_a_time(client, admin, redis):
@@ -42,7 +47,8 @@ def test_one_rollup_at_a_time(client, admin, redis):
     409 naming it, and /running says which; once freed, nothing runs."""
     from app.spark import launcher
     running = client.get("/api/spark/rollup/running", headers=bearer(admin[0]))
-    assert running.status_code == 200 and running.get_json() == {"correlation_id": None}
+    assert running.status_code == 200
+    assert running.get_json() == {"correlation_id": None, "has_summary": False}
     redis.set(launcher.LOCK, "spark-rollup-held", ex=60)
     refused = client.post("/api/spark/rollup", headers=bearer(admin[0]))
     assert refused.status_code == 409
@@ -50,11 +56,11 @@ def test_one_rollup_at_a_time(client, admin, redis):
         "correlation_id": "spark-rollup-held",
         "error": "a rollup is running already (spark-rollup-held); wait for it to end"}
     running = client.get("/api/spark/rollup/running", headers=bearer(admin[0])).get_json()
-    assert running == {"correlation_id": "spark-rollup-held"}
+    assert running == {"correlation_id": "spark-rollup-held", "has_summary": False}
     assert launcher.release(redis, "spark-rollup-other") is False  # only its holder frees it
     assert launcher.release(redis, "spark-rollup-held") is True
-    assert client.get("/api/spark/rollup/running",
-                      headers=bearer(admin[0])).get_json() == {"correlation_id": None}
+    assert client.get("/api/spark/rollup/running", headers=bearer(admin[0])).get_json() == {
+        "correlation_id": None, "has_summary": False}
 
 
 def test_running_is_for_admins(client, user):
