@@ -1,5 +1,7 @@
 /*
- * The preferences page: how the signed-in user wants to be told.
+ * The preferences page: how the signed-in user wants to be told (email,
+ * saved with the account), and whether this browser pops up notifications
+ * (kept by the browser).
  */
 (function (herald) {
   'use strict';
@@ -9,7 +11,8 @@
     herald.connectPage(config, {});
     herald.views = {
       connection: new herald.ConnectionView({el: '#connection'}),
-      preferences: new herald.PreferencesView({el: '#preferences'})
+      preferences: new herald.PreferencesView({el: '#preferences'}),
+      browserNotifications: new herald.BrowserNotificationsView({el: '#browser-notifications'})
     };
     herald.client.get('/api/preferences').then(function (prefs) {
       herald.views.preferences.show(prefs);
