@@ -94,6 +94,12 @@
       });
     });
     showView(router.filter);
+    // The search and filters are open on a wide screen, or when one is in use.
+    var f = router.filter;
+    if (window.matchMedia('(min-width: 700px)').matches || f.q || f.severity || f.topic || f.unread ||
+        f.view !== 'feed') {
+      $('#filters-box').prop('open', true);
+    }
 
     // Show or hide the detail as `id` says; openDetail also adds a history entry.
     function showDetail(id) {

@@ -45,6 +45,7 @@
       this.$el.html(
         '<div class="tabs" role="tablist" aria-label="Which notifications">' + tabs + '</div>' +
         '<div class="bar-tools">' +
+          '<button type="button" class="select-all">Select all</button>' +
           '<button type="button" class="mark-all-read">Mark all read</button>' +
           '<button type="button" class="density" aria-pressed="false">Comfortable</button>' +
           '<button type="button" class="shortcuts" aria-haspopup="dialog">Shortcuts <kbd>?</kbd></button>' +
@@ -55,7 +56,6 @@
           '<button type="button" class="bulk-unread">Mark unread</button>' +
           '<button type="button" class="bulk-archive">Archive</button>' +
           herald.snoozeMenu().replace('class="snooze"', 'class="snooze bulk-snooze"') +
-          '<button type="button" class="select-all">Select all</button>' +
           '<button type="button" class="select-none">Clear</button>' +
         '</div>');
       this.$('.density').attr('aria-pressed', String(this.current === 'comfortable'));

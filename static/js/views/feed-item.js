@@ -57,25 +57,21 @@
       '<button type="button" class="mute" tabindex="-1">Mute topic</button>';
   }
 
+  // After the title: how far a run got and how many updates, or how many times it came.
   function countHtml(d) {
     if (d.run) {
       var state = d.outcome === 'failed' ? 'failed' : d.outcome === 'succeeded' ? 'done' :
         (d.percent !== null ? Math.round(d.percent) + '%' : 'running');
       return ' <span class="run-state run-' + e(d.outcome || 'running') + '">' + e(state) + '</span>' +
-        (d.count > 1 ? ' <span class="count" aria-hidden="true">' + d.count + ' updates</span>' : '');
+        (d.count > 1 ? ' <span class="count">' + d.count + ' updates</span>' : '');
     }
-    return d.count > 1 ? ' <span class="count" aria-hidden="true">×' + d.count + '</span>' : '';
+    return d.count > 1 ? ' <span class="count"><span aria-hidden="true">×' + d.count + '</span>' +
+      '<span class="sr-only">, ' + d.count + ' times</span></span>' : '';
   }
 
+  // The checkbox's name: what the row is.
   function label(d) {
-    var words = (d.read ? '' : 'Unread: ') + d.json.title;
-    if (d.run) {
-      words += d.outcome ? ', ' + d.outcome : (d.percent !== null ? ', ' + Math.round(d.percent) + '% done' : '');
-      if (d.count > 1) words += ', ' + d.count + ' updates';
-    } else if (d.count > 1) {
-      words += ', ' + d.count + ' times';
-    }
-    return words;
+    return d.json.title + (d.count > 1 ? ', ' + d.count + (d.run ? ' updates' : ' times') : '');
   }
 
   // The <li> of a group; `options`: {view, selected, pinned, until}.
@@ -93,8 +89,9 @@
         (options.selected ? ' checked' : '') + '>' +
       '<span class="dot" aria-hidden="true"></span>' +
       '<div class="main">' +
-        '<button type="button" class="open" tabindex="-1" aria-label="' + title + '">' +
+        '<button type="button" class="open" tabindex="-1">' +
           '<span class="sev-icon" aria-hidden="true">' + e(herald.SEVERITY_ICONS[n.severity] || '') + '</span>' +
+          (d.read ? '' : '<span class="sr-only">Unread: </span>') +
           '<span class="title">' + e(n.title) + '</span>' + countHtml(d) +
         '</button>' +
         '<div class="meta">' +

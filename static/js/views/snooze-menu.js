@@ -39,6 +39,7 @@
   // Fill the menu of `details` (a snoozeMenu) with the choices from `now`.
   herald.fillSnoozeMenu = function (details, now) {
     var min = herald.localInputValue(new Date(now + 60000));
+    details.setAttribute('data-filled', String(now));
     details.querySelector('.menu').innerHTML =
       _.map(snoozeChoices(now), function (choice) {
         return '<button type="button" class="snooze-for" data-until="' + choice[1] + '">' +
@@ -54,7 +55,9 @@
     root.addEventListener('toggle', function (event) {
       var details = event.target;
       if (details.open && details.matches && details.matches('details.snooze')) {
-        herald.fillSnoozeMenu(details, Date.now());
+        // Filled just now by the code that opened it (the `s` key): left alone, focus and all.
+        var filled = Number(details.getAttribute('data-filled') || 0);
+        if (Date.now() - filled > 1000) herald.fillSnoozeMenu(details, Date.now());
       }
     }, true);
   };

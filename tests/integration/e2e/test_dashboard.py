@@ -22,7 +22,8 @@ def feed_items(page):
 def test_subscribed_notification_appears_in_feed_and_badge(dashboard, live_server, api_key):
     page = dashboard
     subscribe(page, "deploy")
-    expect(page.locator("#badge .badge-count")).to_have_text("0")
+    unread = page.locator("#tab-inbox .tab-count")
+    expect(unread).to_have_text("")
     sent = live_server.publish(api_key, topic="deploy.web", title="Web deployed",
                                body="build 42", severity="success")
     item = page.locator(f'#feed li[data-id="{sent}"]')
@@ -30,9 +31,12 @@ def test_subscribed_notification_appears_in_feed_and_badge(dashboard, live_serve
     expect(item.locator(".title")).to_have_text("Web deployed")
     expect(item.locator(".body")).to_have_text("build 42")
     assert "severity-success" in item.get_attribute("class")
-    expect(page.locator("#badge .badge-count")).to_have_text("1", timeout=PAGE_WAIT)
-    page.click("#badge")
+    expect(unread).to_have_text("1", timeout=PAGE_WAIT)
+    # Shown on the screen: seen (the badge counts what is new), not read.
     expect(page.locator("#badge .badge-count")).to_have_text("0")
+    page.click(".mark-all-read")
+    expect(unread).to_have_text("")
+    expect(item).not_to_have_class("unread")
 
 
 def test_unsubscribed_topic_does_not_appear(dashboard, live_server, api_key):

@@ -38,7 +38,7 @@ FEED = """() => {
     ids: items.map(function (li) { return li.getAttribute('data-id'); }),
     counts: items.map(function (li) {
       var count = li.querySelector('.count');
-      return count ? Number(count.textContent.replace('×', '')) : 1;
+      return count ? Number(count.querySelector('[aria-hidden]').textContent.replace('×', '')) : 1;
     }),
     groups: Object.keys(groups).length,
     repeats: groups['ops.repeat\\nSame again'] || 0,

@@ -50,6 +50,7 @@ def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
         expect(page.locator("#feed li.notification")).to_have_count(4)
         check_page(page, "feed")
         expect(page.locator("nav a[aria-current=page]")).to_have_text("Feed")
+        page.locator(f'#feed li[data-id="{sent}"] button.open').focus()  # its actions show
         page.locator(f'#feed li[data-id="{sent}"] summary').click()  # the snooze menu open
         check_page(page, "feed, snooze menu open")
         page.goto(live_server.url + f"/?n={sent}")

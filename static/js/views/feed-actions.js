@@ -1,0 +1,215 @@
+/*
+ * The feed's focus keeping, `seen`, selection and actions, mixed into
+ * herald.FeedView (feed-view.js).
+ *
+ * Rows can be selected (checkbox, `x`, shift-click for a range) for the bulk
+ * bar (bulk-bar.js). Actions apply to the selection, else to the current row;
+ * each says what it did with an inverse for Undo (the view's `did` event,
+ * shown by undo-view.js).
+ */
+(function (herald) {
+  'use strict';
+
+  herald.FeedActions = {
+    // Which control of which row has the focus, to give it back after a draw.
+    focused: function () {
+      var active = document.activeElement;
+      if (!active || !$.contains(this.el, active)) return null;
+      var item = $(active).closest('li.notification');
+      var classes = (active.className || '').split(/\s+/);
+      return {key: item.attr('data-key'), index: item.index(),
+              control: active.tagName.toLowerCase() + (classes[0] ? '.' + classes[0] : '')};
+    },
+
+    refocus: function (focus) {
+      var item = this.itemByKey(focus.key);
+      if (!item.length) {  // the row left the view: the one now in its place
+        item = this.$('li.notification').eq(Math.min(focus.index, this.$('li.notification').length - 1));
+        focus.control = 'button.open';
+      }
+      if (!item.length) return;
+      this.setCurrent(item.attr('data-key'), false);
+      var control = item.find(focus.control).first();
+      (control.length ? control : item.find('button.open')).trigger('focus');
+    },
+
+    // Shown to the user: the inbox's newest row, while the page is visible and the
+    // top of the feed on the screen (the `seen` watermark; the badge counts the rest).
+    see: function () {
+      if (document.visibilityState !== 'visible' || this.collection.criteria.view !== 'feed' ||
+          this.tab !== 'inbox') return;
+      var top = this.el.getBoundingClientRect().top;
+      if (top > window.innerHeight || top < -this.el.offsetHeight) return;
+      var first = this.el.querySelector('li.notification:not(.pinned)') || this.el.querySelector('li.notification');
+      var newest = _.reduce(this.el.querySelectorAll('li.notification'), function (best, item) {
+        var id = item.getAttribute('data-id');
+        return !best || herald.compareIds(id, best) > 0 ? id : best;
+      }, first ? first.getAttribute('data-id') : null);
+      if (newest) this.collection.markSeen(newest);
+    },
+
+    // ---- Selection ---------------------------------------------------------------
+
+    selection: function () {
+      return _.filter(_.keys(this.selected), function (key) { return this.byKey[key]; }, this);
+    },
+
+    select: function (keys, on) {
+      _.each(keys, function (key) {
+        if (on) this.selected[key] = true; else delete this.selected[key];
+        var item = this.itemByKey(key);
+        item.toggleClass('selected', on).find('input.select').prop('checked', on);
+      }, this);
+      this.trigger('selection', this.selection());
+    },
+
+    toggleSelect: function (key, range) {
+      var on = !this.selected[key];
+      if (range && this.anchor && this.itemByKey(this.anchor).length) {
+        var items = this.$('li.notification'), a = items.index(this.itemByKey(this.anchor));
+        var b = items.index(this.itemByKey(key));
+        var keys = items.slice(Math.min(a, b), Math.max(a, b) + 1).map(function () {
+          return this.getAttribute('data-key');
+        }).get();
+        this.select(keys, true);
+      } else {
+        this.select([key], on);
+      }
+      this.anchor = key;
+    },
+
+    selectAllShown: function () {
+      this.select(this.$('li.notification').map(function () { return this.getAttribute('data-key'); }).get(), true);
+    },
+
+    clearSelection: function () {
+      this.select(this.selection(), false);
+    },
+
+    // The models an action applies to: the selection, else the current row's.
+    targets: function () {
+      var keys = this.selection();
+      if (!keys.length && this.current) keys = [this.current];
+      return _.flatten(_.map(keys, function (key) { return this.byKey[key] || []; }, this));
+    },
+
+    clickSelect: function (event) {
+      event.stopPropagation();
+      var key = $(event.currentTarget).closest('li.notification').attr('data-key');
+      event.preventDefault();  // the state is ours: drawn by select()
+      this.toggleSelect(key, event.shiftKey);
+    },
+
+    // ---- Actions -------------------------------------------------------------------
+
+    modelsFor: function (event) {
+      var key = $(event.currentTarget).closest('li.notification').attr('data-key');
+      return this.byKey[key] || [];
+    },
+
+    // A click anywhere on a row but its actions and checkbox opens it (and marks it read).
+    clickItem: function (event) {
+      if ($(event.target).closest('.actions, .select').length) return;
+      var key = $(event.currentTarget).attr('data-key');
+      if (event.shiftKey || event.ctrlKey || event.metaKey) {
+        event.preventDefault();
+        return this.toggleSelect(key, event.shiftKey);
+      }
+      this.setCurrent(key, false);
+      this.openModels(this.byKey[key] || []);
+    },
+
+    openCurrent: function () {
+      this.openModels(this.byKey[this.current] || []);
+    },
+
+    openModels: function (models) {
+      if (!models.length) return;
+      _.each(models, function (model) { this.collection.markRead(model); }, this);
+      this.trigger('open', models[0].id, models);
+    },
+
+    // The actions, on `models` (default: the targets); each says what it did, with an Undo.
+    setRead: function (read, models) {
+      models = models || this.targets();
+      var collection = this.collection, change = collection.setReadChanging(models, read);
+      if (!change.ids.length) return;
+      var again = _.filter(models, function (m) { return _.contains(change.ids, m.id); });
+      this.trigger('did', (read ? 'Marked read: ' : 'Marked unread: ') + herald.countWords(change.ids.length),
+                   function () { return collection.setReadFor(again, !read); });
+    },
+
+    toggleRead: function (event) {
+      var models = event ? this.modelsFor(event) : this.targets();
+      this.setRead(!_.every(models, function (m) { return m.get('read'); }), models);
+    },
+
+    archiveModels: function (models, archived) {
+      models = models || this.targets();
+      if (!models.length) return;
+      var collection = this.collection;
+      collection.archive(models, archived !== false);
+      this.clearSelection();
+      this.trigger('did', (archived === false ? 'Moved to the inbox: ' : 'Archived: ') +
+                   herald.countWords(models.length),
+                   function () { return collection.archive(models, archived === false); });
+    },
+
+    archive: function (event) { this.archiveModels(this.modelsFor(event), true); },
+    unarchive: function (event) { this.archiveModels(this.modelsFor(event), false); },
+
+    unsnooze: function (event) {
+      var models = this.modelsFor(event);
+      this.collection.unsnooze(models);
+    },
+
+    snoozeModels: function (models, until) {
+      if (!models.length) return;
+      var collection = this.collection;
+      collection.snooze(models, until);
+      this.clearSelection();
+      this.trigger('did', 'Snoozed until ' + herald.exactTime(new Date(until)) + ': ' +
+                   herald.countWords(models.length),
+                   function () { return collection.unsnooze(models); });
+    },
+
+    snoozeFor: function (event) {
+      var models = this.modelsFor(event);
+      this.snoozeModels(models, Number($(event.currentTarget).attr('data-until')));
+    },
+
+    snoozeCustom: function (event) {
+      var input = $(event.currentTarget).closest('.menu').find('.snooze-at');
+      var until = input.val() ? new Date(input.val()).getTime() : NaN;
+      if (!(until > Date.now())) {
+        input.attr('aria-invalid', 'true').trigger('focus');
+        herald.dispatcher.trigger('action:error', 'Choose a time in the future to snooze until.');
+        return;
+      }
+      this.snoozeModels(this.modelsFor(event), until);
+    },
+
+    // Open the snooze menu of the current row (the `s` key).
+    openSnooze: function () {
+      var menu = this.itemByKey(this.current).find('details.snooze');
+      if (!menu.length) return;
+      herald.fillSnoozeMenu(menu[0], Date.now());
+      menu.prop('open', true);
+      menu.find('.snooze-for').first().trigger('focus');
+    },
+
+    mute: function (event) {
+      var topic = $(event.currentTarget).closest('li.notification').attr('data-topic');
+      var collection = this.collection, self = this;
+      collection.mute(topic).then(function () {
+        self.trigger('did', 'Muted ' + topic + ' (see Preferences)', function () { return collection.unmute(topic); });
+      }, function () { /* told as action:error */ });
+    }
+  };
+
+  // "1 notification", "3 notifications".
+  herald.countWords = function (n) {
+    return n + (n === 1 ? ' notification' : ' notifications');
+  };
+  _.extend(herald.FeedView.prototype, herald.FeedActions);
+})(window.herald = window.herald || {});
