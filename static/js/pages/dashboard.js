@@ -34,7 +34,13 @@
     herald.FeedKeys({feed: feed, help: help, undo: undo});
     feed.on('did', function (text, inverse) { undo.offer(text, inverse); });
     $('#feed-bar').on('click', '.shortcuts', function () { help.showModal(); });
-    var detail = new herald.DetailView({el: '#detail', collection: notifications, columns: $('#columns')});
+    var detail = new herald.DetailView({
+      el: '#detail', collection: notifications, columns: $('#columns'),
+      groupOf: function (id) {
+        var model = notifications.get(id);
+        return model ? feed.byKey[feed.key(model)] : null;
+      }
+    });
     var filters = new herald.FiltersView({el: '#filters'}).show(router.filter);
     var toasts = new herald.ToastView({el: '#toasts', collection: notifications});
     herald.views = {

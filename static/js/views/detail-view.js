@@ -33,12 +33,25 @@
     return html;
   }
 
+  // Every notification of a group (a run's steps, or the repeats), not only the newest.
+  function groupHtml(group, shown) {
+    if (group.length < 2) return '';
+    return '<h3>All ' + group.length + ' in this group</h3><ol class="group-list">' +
+      _.map(group, function (model) {
+        var n = model.toJSON(), percent = herald.percentOf(n.data);
+        return '<li' + (n.id === shown ? ' aria-current="true"' : '') + '><span class="title">' + e(n.title) +
+          '</span> <span class="meta">' + e(n.severity) + (percent !== null ? ', ' + Math.round(percent) + '%' : '') +
+          ', <time datetime="' + e(n.ts) + '">' + e(herald.exactTime(new Date(n.ts))) + '</time></span>' +
+          (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') + '</li>';
+      }).join('') + '</ol>';
+  }
+
   herald.DetailView = Backbone.View.extend({
     template: function (n, read, view) {
       var url = safeUrl(n.url);
       var actions = '<button type="button" class="toggle-read">' + (read ? 'Mark unread' : 'Mark read') + '</button>';
       if (view === 'archived') actions += '<button type="button" class="unarchive">Move to inbox</button>';
-      else actions += '<button type="button" class="archive">Archive</button>';
+      else actions += '<button type="button" class="archive">Archive</button>' + herald.snoozeMenu();
       return '<div class="card-head"><h2 id="detail-title" tabindex="-1">' + e(n.title) + '</h2>' +
           '<button type="button" class="close-detail">Close</button></div>' +
         '<dl>' +
@@ -52,7 +65,13 @@
         (n.body ? '<p class="body">' + e(n.body) + '</p>' : '') +
         (url ? '<p><a class="link" href="' + e(url) + '" rel="noopener noreferrer">Open ' + e(url) + '</a></p>' : '') +
         dataHtml(n.data) +
+        groupHtml(this.group(), n.id) +
         '<div class="actions">' + actions + '</div>';
+    },
+
+    // The group the feed shows this notification in (a run, or repeats), newest first.
+    group: function () {
+      return (this.envelope && this.groupOf && this.groupOf(this.envelope.id)) || [];
     },
 
     events: {
@@ -60,11 +79,14 @@
       'click .toggle-read': 'toggleRead',
       'click .archive': 'archive',
       'click .unarchive': 'unarchive',
+      'click .snooze-for': 'snoozeFor',
       'keydown': 'keydown'
     },
 
     initialize: function (options) {
       this.columns = options.columns;
+      this.groupOf = options.groupOf;
+      herald.fillSnoozeMenusOpening(this.el);
       this.envelope = null;
       this.listenTo(this.collection, 'change:read', function (model) {
         if (this.envelope && model.id === this.envelope.id) this.render();
@@ -121,9 +143,17 @@
       if (event.key === 'Escape') this.close();
     },
 
+    // What the actions here apply to: the whole group shown (as in the feed).
     models: function () {
+      var group = this.group();
+      if (group.length) return group;
       var model = this.envelope && this.collection.get(this.envelope.id);
       return model ? [model] : [new herald.Notification(this.envelope)];
+    },
+
+    snoozeFor: function (event) {
+      this.collection.snooze(this.models(), Number($(event.currentTarget).attr('data-until')));
+      this.close();
     },
 
     toggleRead: function () {

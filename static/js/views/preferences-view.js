@@ -10,7 +10,7 @@
   var e = _.escape;
   var MODES = [['app', 'In the app only'], ['hourly', 'Email digest, hourly'],
                ['daily', 'Email digest, daily (08:00)'], ['weekly', 'Email digest, weekly (Monday 08:00)'],
-               ['critical', 'Email at once, critical only']];
+               ['critical', 'Email at once, critical only'], ['mute', 'Muted: not in the inbox']];
 
   herald.PreferencesView = Backbone.View.extend({
     rule: function (rule, index) {

@@ -246,3 +246,20 @@ def test_density_on_a_phone_and_a_desktop_and_axe_in_both_colour_schemes(live_se
             assert accessibility_violations(page) == []
         finally:
             context.close()
+
+
+def test_the_detail_of_a_group_lists_every_one_and_snoozes_them(live_server, ann, page):
+    sent = [ann.publish("ops.cpu", "CPU high", body=f"load {i}") for i in range(3)]
+    sign_in(page, live_server, "ann", "ann-password")
+    expect(rows(page)).to_have_count(1, timeout=WAIT)
+    rows(page).first.locator("button.open").click()
+    listed = page.locator("#detail .group-list li")
+    expect(listed).to_have_count(3)
+    expect(listed.first).to_contain_text("load 2")
+    expect(listed.last).to_contain_text("load 0")
+    page.click("#detail details.snooze summary")
+    page.locator("#detail .snooze-for").first.click()
+    expect(rows(page)).to_have_count(0, timeout=WAIT)
+    page.select_option("#filters select[name=view]", "snoozed")
+    expect(rows(page)).to_have_count(1, timeout=WAIT)
+    assert page.evaluate("Object.keys(herald.notifications.snoozed).sort()") == sorted(sent)
