@@ -69,6 +69,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.turns = {}  # sid -> its storm.Turn, while its replay waits or runs
         self.web_server = None  # the AdmittingServer serving it (wsgi.py), if any
         self.presence = presence  # an app.realtime.presence.Presence: who is online
+        self.redis_watch = None  # the relay's RedisWatch: a connect while Redis is down hears so
 
     # -- connect and replay ----------------------------------------------------
 
@@ -109,6 +110,8 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             self.limits[sid] = who.topics
         if who.expires is not None:
             self._deadlines().add(sid, who.expires)
+        if self.redis_watch is not None and self.redis_watch.down:
+            self.server.start_background_task(self._say_status, sid)
         if last_id is None:
             self._go_live(sid, name, topics)
             self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
@@ -168,6 +171,12 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         notification past ``position`` reaches it, so that is its cursor."""
         if self._wait_connected(sid):
             self.emit("replayed", {"recovered": True, "count": 0, "last_id": position}, to=sid)
+
+    def _say_status(self, sid):
+        """Redis is unreachable from this process: a connection that got in anyway
+        (its reads were answered just before) hears ``status`` like the others did."""
+        if self._wait_connected(sid):
+            self.emit("status", self.redis_watch.payload(), to=sid)
 
     def _not_live(self, sid):
         """A connection whose CONNECT reply did not go out in time (a storm of

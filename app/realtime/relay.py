@@ -16,6 +16,11 @@ For connections that resume from a ``last_id`` it fills the window of recent
 notifications (recent.py), from which replays read and held connections are
 handed what came meanwhile (seam.py); a connection whose replay ran ahead of
 the relay skips, up to its floor, what the replay already sent.
+
+Beside it runs its :class:`~app.realtime.redis_watch.RedisWatch`, which tells
+the browsers when this process loses and regains Redis (``status``): a
+paused Redis leaves the subscription open and silent, so the follower alone
+would never notice. It costs nothing per notification.
 """
 import time
 
@@ -23,6 +28,7 @@ import orjson
 
 from app.ops.histogram import LAG_BUCKETS, Histogram
 from app.realtime import presence, rooms
+from app.realtime.redis_watch import RedisWatch
 from app.stream import control
 from app.stream.envelope import id_key
 
@@ -56,6 +62,9 @@ class Relay:
         self.lag = Histogram(LAG_BUCKETS)  # publish (the id's time) to fan-out, per batch
         self.fanned_out = None  # the id key of the newest notification fanned out
         self.waiters = []  # (id key, event) of publishes waiting for theirs (reached)
+        # Whether Redis answers, told to the browsers; the namespace tells new connections.
+        self.watch = RedisWatch(sio, follower)
+        namespace.redis_watch = self.watch
 
     def _begin(self, position):
         """The follower starts at ``position``: the window of recent notifications is
@@ -67,6 +76,7 @@ class Relay:
         if not self.running:
             self.running = True
             self.sio.start_background_task(self.follower.run, lambda: self.running, *self.handlers())
+            self.sio.start_background_task(self.watch.run, lambda: self.running)
 
     def handlers(self):
         """What the follower hands notifications and control messages to (LiveFollower.hand_to)."""

@@ -24,10 +24,22 @@
  *
  * Events: `notification`, `notification:<topic>`, `snapshot` (a list, oldest
  * first), `connection` ('connecting', 'connected', 'reconnecting', 'offline'),
- * `connected`, `replayed` ({recovered, count, last_id}), `reset`, `read`
+ * `connected`, `retrying` ({at, delay}: when the next reconnect is tried),
+ * `status` ({redis: 'up'|'down', since}: whether the server reaches Redis),
+ * `replayed` ({recovered, count, last_id}), `reset`, `read`
  * (read state, whole or a change), `state` (archived, snoozed, woke: a
  * change), `subscriptions` (the user's full list),
- * `subscriptions:error` (a message) and `error` (an Error: refused for good).
+ * `subscriptions:error` (a message), `action:error` (a change that failed:
+ * a message for people, then {message, status, retryable, action, ids, error})
+ * and `error` (an Error: refused for good).
+ *
+ * Failures say what they mean. A change (archive, snooze, markRead, send)
+ * that could not reach Herald, or that Herald could not store (503: Redis
+ * away), rejects with an Error whose message says so plainly ("Herald is
+ * unreachable: your change was not saved."), with `status` (0 when Herald
+ * did not answer at all) and `retryable` (trying again later may work), and
+ * is also triggered as `action:error`, so that a page can show it beside
+ * what it changed. Reads (`get`) reject the same way, without the event.
  *
  * Reconnecting. A lost connection, one that could not be made, and one the
  * server refused as `unavailable` (Redis away, or the server busy with a storm
@@ -44,6 +56,7 @@
   var UNAVAILABLE_CAP = 30000;  // ms: the widest retry window after an "unavailable" refusal
   var RETRY_AFTER_MAX = 300;    // s: the most of a server's retry_after hint that is heeded
   var SYNC_ACTIONS = {created: true, updated: true, deleted: true};
+  var UNREACHABLE = 'Herald is unreachable';
 
   // ---- Events ----------------------------------------------------------------
 
@@ -233,6 +246,36 @@
     return hint > 0 ? Math.min(hint, RETRY_AFTER_MAX) * 1000 : 0;
   }
 
+  // ---- Failures, said plainly --------------------------------------------------------
+
+  // Whether a request that failed with `status` (0: no answer at all) may work later.
+  function retryable(status) {
+    return status === 0 || status === 408 || status === 429 || status >= 500;
+  }
+
+  // The Error a failed request rejects with: `status`, `retryable`, and a message a
+  // person can act on. Herald out of reach (0, 502, 504) or without Redis (503)
+  // is said as such; otherwise the server's own words (`said`), which name the field.
+  // `change` is true for a request that changes something (it was not saved).
+  function failure(status, said, change) {
+    var outcome = change ? 'your change was not saved.' : 'this could not be loaded.';
+    var message;
+    if (status === 0 || status === 502 || status === 504) {
+      message = UNREACHABLE + ': ' + outcome;
+    } else if (status === 503) {
+      message = UNREACHABLE + ' (its database, Redis, is not answering): ' + outcome;
+    } else if (status === 429) {
+      message = 'Too many requests: ' + outcome + ' Try again in a moment.';
+    } else {
+      message = said || 'HTTP ' + status;
+    }
+    var error = new Error(message);
+    error.status = status;
+    error.retryable = retryable(status);
+    if (said && said !== message) error.detail = said;
+    return error;
+  }
+
   // ---- The client ----------------------------------------------------------------
 
   function Client(options) {
@@ -255,6 +298,8 @@
     self.cursor = new Cursor(key, options.lastId);
     self.topics = (options.topics || []).slice();
     self.state = 'connecting';
+    self.redis = 'up';      // as the server last said (`status`)
+    self.retryAt = null;    // when the next reconnect is tried (ms), while one waits
     self.socket = null;
     self.opened = new Promise(function (resolve) { self._opened = resolve; });
     self.closed = false;
@@ -335,6 +380,10 @@
 
     socket.on('connect', function () {
       self.retriedAuth = false;
+      self.retryAt = null;
+      // The server says `status` on connect only while Redis is down: a `down`
+      // heard before (the `up` may have come while we were away) is over.
+      if (self.redis === 'down') self._status({redis: 'up', since: Date.now()});
       self._state('connected');
       // An empty subscribe changes nothing and answers with the full list.
       self.subscribe(self.topics).catch(function () { /* reported as subscriptions:error */ });
@@ -378,6 +427,7 @@
     socket.on('read', function (change) { self.dispatcher.trigger('read', change); });
     socket.on('state', function (change) { self.dispatcher.trigger('state', change); });
     socket.on('presence', function (change) { self.dispatcher.trigger('presence', change); });
+    socket.on('status', function (status) { self._status(status); });
 
     // The machine lost its network: say so, and drop the connection (it may
     // look open a while yet), so that coming back is a reconnect with replay,
@@ -396,17 +446,42 @@
     root.addEventListener('online', self._online);
   };
 
+  // Whether the server reaches Redis: {redis: 'up'|'down', since: ms}.
+  Client.prototype._status = function (status) {
+    if (!status || (status.redis !== 'up' && status.redis !== 'down')) return;
+    this.redis = status.redis;
+    this.dispatcher.trigger('status', status);
+  };
+
   // Connect again after `backoff`'s delay, never sooner than `floor` ms; a retry
-  // already waiting is replaced.
+  // already waiting is replaced. `retrying` says when ({at, delay}, ms).
   Client.prototype._retry = function (backoff, floor) {
     var self = this;
     if (self.closed) return;
     self._state('reconnecting');
     clearTimeout(self.retryTimer);
+    var delay = backoff.next(floor);
+    self.retryAt = Date.now() + delay;
     self.retryTimer = setTimeout(function () {
       self.retryTimer = null;
+      self.retryAt = null;
       if (!self.closed && !self.socket.connected) self.socket.connect();
-    }, backoff.next(floor));
+    }, delay);
+    self.dispatcher.trigger('retrying', {at: self.retryAt, delay: delay});
+  };
+
+  // Try to connect now, not when the waiting retry is due ("Retry now"). Once
+  // the client has given up (refused for good), this tries again too. The
+  // backoff is not reset: if this fails, the next wait is the longer one.
+  Client.prototype.reconnect = function () {
+    if (this.closed || !this.socket || this.socket.connected) return false;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.retryAt = null;
+    this.retriedAuth = false;
+    this._state('reconnecting');
+    this.socket.connect();
+    return true;
   };
 
   // The server refused the connection: a stale token is renewed and tried once
@@ -484,9 +559,50 @@
   };
 
   // Mark read: {ids: [...]} and/or {upto: id}; every tab of the user hears `read`.
+  // Not connected, it fails at once (it would only be lost): see `action:error`.
   Client.prototype.markRead = function (change) {
-    return this._request('read', change);
+    var self = this, what = {action: 'read', ids: (change && change.ids) || []};
+    if (!self.socket || !self.socket.connected) {
+      return Promise.reject(self._actionFailed(failure(0, null, true), what));
+    }
+    return self._request('read', change).catch(function (error) {
+      // No answer in time, or the server's refusal (Redis away says "unreachable").
+      var status = /no answer/.test(error.message) ? 0 :
+        /unreachable/i.test(error.message) ? 503 : 400;
+      throw self._actionFailed(failure(status, error.message, true), what);
+    });
   };
+
+  // A change failed: tell the page (`action:error`), once; the error is returned.
+  Client.prototype._actionFailed = function (error, what) {
+    error.action = what.action;
+    error.ids = what.ids || [];
+    if (!error.reported) {
+      error.reported = true;
+      this.dispatcher.trigger('action:error', error.message, {
+        message: error.message, status: error.status, retryable: error.retryable,
+        action: error.action, ids: error.ids, error: error
+      });
+    }
+    return error;
+  };
+
+  // fetch() `url` with `init`; a promise of the JSON answer, or of a failure()
+  // (`change`: the request changes something). No answer at all is status 0.
+  function fetchJSON(url, init, change) {
+    return root.fetch(url, init).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (body) {
+        if (response.ok) return body;
+        var error = failure(response.status, body && body.error, change);
+        error.response = response;
+        throw error;
+      });
+    }, function (cause) {
+      var error = failure(0, null, change);
+      error.cause = cause;  // "Failed to fetch", as the browser put it
+      throw error;
+    });
+  }
 
   // GET a Herald API path with the user's token; a promise of the JSON. A
   // refused token is renewed (getToken) and the request made once more.
@@ -498,56 +614,51 @@
     if (query.length) url += '?' + query.join('&');
     function attempt(retry) {
       return self.tokens.get().then(function (token) {
-        return root.fetch(url, {headers: {Authorization: 'Bearer ' + token},
-                                credentials: 'omit', cache: 'no-store'});
-      }).then(function (response) {
-        if (response.status === 401 && retry && self.tokens.fetch) {
+        return fetchJSON(url, {headers: {Authorization: 'Bearer ' + token},
+                               credentials: 'omit', cache: 'no-store'}, false);
+      }).catch(function (error) {
+        if (error.status === 401 && retry && self.tokens.fetch) {
           self.tokens.expire();
           return attempt(false);
         }
-        return response.json().catch(function () { return {}; }).then(function (body) {
-          if (response.ok) return body;
-          var error = new Error(body.error || 'HTTP ' + response.status);
-          error.status = response.status;
-          throw error;
-        });
+        throw error;
       });
     }
     return attempt(true);
   };
 
   // POST (or with `method`, another verb) JSON to a Herald API path with the
-  // user's token; a promise of the JSON answer.
+  // user's token; a promise of the JSON answer. A failure is also `action:error`.
   Client.prototype.send = function (path, body, method) {
+    return this._change(path, body, method, {action: 'send'});
+  };
+
+  Client.prototype._change = function (path, body, method, what) {
     var self = this;
     return self.tokens.get().then(function (token) {
-      return root.fetch(self.base.origin + self.base.path + path, {
+      return fetchJSON(self.base.origin + self.base.path + path, {
         method: method || 'POST', credentials: 'omit', cache: 'no-store',
         headers: {Authorization: 'Bearer ' + token, 'Content-Type': 'application/json'},
         body: body === undefined ? undefined : JSON.stringify(body)
-      });
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (reply) {
-        if (response.ok) return reply;
-        var error = new Error(reply.error || 'HTTP ' + response.status);
-        error.status = response.status;
-        throw error;
-      });
+      }, true);
+    }).catch(function (error) {
+      throw self._actionFailed(error, what);
     });
   };
 
   // Archive or bring back ids; snooze one until a time (ms), or wake it now.
+  var STATE = '/api/notification-state';
   Client.prototype.archive = function (ids) {
-    return this.send('/api/notification-state', {archive: ids});
+    return this._change(STATE, {archive: ids}, 'POST', {action: 'archive', ids: ids});
   };
   Client.prototype.unarchive = function (ids) {
-    return this.send('/api/notification-state', {unarchive: ids});
+    return this._change(STATE, {unarchive: ids}, 'POST', {action: 'unarchive', ids: ids});
   };
   Client.prototype.snooze = function (id, until) {
-    return this.send('/api/notification-state', {snooze: {id: id, until: until}});
+    return this._change(STATE, {snooze: {id: id, until: until}}, 'POST', {action: 'snooze', ids: [id]});
   };
   Client.prototype.unsnooze = function (id) {
-    return this.send('/api/notification-state', {unsnooze: id});
+    return this._change(STATE, {unsnooze: id}, 'POST', {action: 'unsnooze', ids: [id]});
   };
   Client.prototype.notificationState = function () {
     return this.get('/api/notification-state');
