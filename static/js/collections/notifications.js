@@ -243,21 +243,19 @@
     archive: function (models, archived) {
       var ids = _.pluck(models, 'id');
       var request = archived === false ? herald.client.unarchive(ids) : herald.client.archive(ids);
-      return request.catch(function (error) { herald.dispatcher.trigger('action:error', error.message); });
+      return request;  // a failure: told by the client (`action:error`), shown by the caller
     },
 
     // Snooze or wake `models` in one request (a bulk action, or an Undo).
     snooze: function (models, until) {
       var ids = _.pluck(models, 'id');
-      // A failure is told to the page by the client (`action:error`).
-      return herald.client.send('/api/notification-state', {snooze: {ids: ids, until: until}})
-        .catch(function () { /* told as action:error */ });
+      // A failure is told to the page by the client (`action:error`), shown by the caller.
+      return herald.client.send('/api/notification-state', {snooze: {ids: ids, until: until}});
     },
 
     unsnooze: function (models) {
       var ids = _.pluck(models, 'id');
-      return herald.client.send('/api/notification-state', {unsnooze: ids})
-        .catch(function () { /* told as action:error */ });
+      return herald.client.send('/api/notification-state', {unsnooze: ids});
     },
 
     // Mute `topic`: a "mute" rule in the user's preferences (reversible there);

@@ -88,7 +88,7 @@
     },
 
     setReadFor: function (models, read) {
-      var ids = _.pluck(models, 'id'), mine = this.mine;
+      var self = this, ids = _.pluck(models, 'id'), mine = this.mine;
       var change = read ? {ids: ids} : {unread: ids};
       _.each(ids, function (id) {
         var own = mine[id] || (mine[id] = {pending: 0, version: 0});
@@ -105,14 +105,17 @@
       return herald.client.markRead(change).then(function (ack) {
         answered(ack.version || 0);
       }, function (error) {
+        // Not saved: put it back as it was, visibly (the client has told the page:
+        // `action:error`; the feed shows it beside the row, with a Retry).
         answered(0);
-        herald.dispatcher.trigger('action:error', error.message);
+        self.applyRead(read ? {unread: ids} : {ids: ids});
+        throw error;
       });
     },
 
     markRead: function (model) {
       if (model.get('read')) return Promise.resolve();
-      return this.setReadFor([model], true);
+      return this.setReadFor([model], true).catch(function () { /* shown by the feed */ });
     },
 
     // Mark `models` read (or unread) and return the ids that changed, for an Undo.

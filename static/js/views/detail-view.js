@@ -101,7 +101,9 @@
         herald.client.get('/api/notifications/' + encodeURIComponent(id));
       return found.then(function (envelope) {
         self.envelope = envelope;
-        if (!self.collection.isRead(envelope.id)) self.collection.setReadFor(self.models(), true);
+        if (!self.collection.isRead(envelope.id)) {
+          self.collection.setReadFor(self.models(), true).catch(function () { /* told as action:error */ });
+        }
         self.render();
         self.$('#detail-title').trigger('focus');
       }, function (error) {
@@ -152,24 +154,26 @@
     },
 
     snoozeFor: function (event) {
-      this.collection.snooze(this.models(), Number($(event.currentTarget).attr('data-until')));
+      // A failure is told by the client (`action:error`) and the status banner.
+      this.collection.snooze(this.models(), Number($(event.currentTarget).attr('data-until')))
+        .catch(function () { /* told as action:error */ });
       this.close();
     },
 
     toggleRead: function () {
       var read = this.collection.isRead(this.envelope.id);
-      this.collection.setReadFor(this.models(), !read);
+      this.collection.setReadFor(this.models(), !read).catch(function () { /* told as action:error */ });
       this.render();
       this.$('.toggle-read').trigger('focus');
     },
 
     archive: function () {
-      this.collection.archive(this.models(), true);
+      this.collection.archive(this.models(), true).catch(function () { /* told as action:error */ });
       this.close();
     },
 
     unarchive: function () {
-      this.collection.archive(this.models(), false);
+      this.collection.archive(this.models(), false).catch(function () { /* told as action:error */ });
       this.close();
     }
   });

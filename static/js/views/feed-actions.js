@@ -129,14 +129,48 @@
       this.trigger('open', models[0].id, models);
     },
 
-    // The actions, on `models` (default: the targets); each says what it did, with an Undo.
+    // Run `action` (a promise of the server's answer) for `models`. Done, say what was
+    // done (`did`, with `inverse` for Undo); failed, say so beside each row it was
+    // for, with a Retry (the change was not kept: a read change is put back).
+    attempt: function (models, words, action, inverse) {
+      var self = this, keys = _.uniq(_.map(models, self.key, self));
+      self.failures = self.failures || {};
+      _.each(keys, function (key) { self.showFailure(key, null); });
+      return Promise.resolve().then(action).then(function () {
+        if (words) self.trigger('did', words, inverse);
+      }, function (error) {
+        var text = 'Not done: ' + ((error && error.message) || 'Herald is unreachable') + '.';
+        _.each(keys, function (key) {
+          self.showFailure(key, {text: text, retry: function () { self.attempt(models, words, action, inverse); }});
+        });
+      });
+    },
+
+    // Show (or with null, clear) a failed action's note on the row of `key`.
+    showFailure: function (key, failure) {
+      this.failures = this.failures || {};
+      if (failure) this.failures[key] = failure; else delete this.failures[key];
+      var item = this.itemByKey(key);
+      item.find('.row-error').remove();
+      if (failure && item.length) item.find('.main').append(herald.failureNote(failure));
+    },
+
+    retryRow: function (event) {
+      event.stopPropagation();
+      var key = $(event.currentTarget).closest('li.notification').attr('data-key');
+      var failure = this.failures && this.failures[key];
+      if (failure) failure.retry();
+    },
+
+    // The actions, on `models` (default: the targets).
     setRead: function (read, models) {
       models = models || this.targets();
-      var collection = this.collection, change = collection.setReadChanging(models, read);
-      if (!change.ids.length) return;
-      var again = _.filter(models, function (m) { return _.contains(change.ids, m.id); });
-      this.trigger('did', (read ? 'Marked read: ' : 'Marked unread: ') + herald.countWords(change.ids.length),
-                   function () { return collection.setReadFor(again, !read); });
+      var collection = this.collection;
+      var changing = _.filter(models, function (m) { return m.get('read') !== read; });
+      if (!changing.length) return;
+      this.attempt(changing, (read ? 'Marked read: ' : 'Marked unread: ') + herald.countWords(changing.length),
+                   function () { return collection.setReadChanging(changing, read).done; },
+                   function () { return collection.setReadFor(changing, !read); });
     },
 
     toggleRead: function (event) {
@@ -148,10 +182,9 @@
       models = models || this.targets();
       if (!models.length) return;
       var collection = this.collection;
-      collection.archive(models, archived !== false);
       this.clearSelection();
-      this.trigger('did', (archived === false ? 'Moved to the inbox: ' : 'Archived: ') +
-                   herald.countWords(models.length),
+      this.attempt(models, (archived === false ? 'Moved to the inbox: ' : 'Archived: ') + herald.countWords(models.length),
+                   function () { return collection.archive(models, archived !== false); },
                    function () { return collection.archive(models, archived === false); });
     },
 
@@ -159,17 +192,16 @@
     unarchive: function (event) { this.archiveModels(this.modelsFor(event), false); },
 
     unsnooze: function (event) {
-      var models = this.modelsFor(event);
-      this.collection.unsnooze(models);
+      var models = this.modelsFor(event), collection = this.collection;
+      this.attempt(models, null, function () { return collection.unsnooze(models); });
     },
 
     snoozeModels: function (models, until) {
       if (!models.length) return;
       var collection = this.collection;
-      collection.snooze(models, until);
       this.clearSelection();
-      this.trigger('did', 'Snoozed until ' + herald.exactTime(new Date(until)) + ': ' +
-                   herald.countWords(models.length),
+      this.attempt(models, 'Snoozed until ' + herald.exactTime(new Date(until)) + ': ' + herald.countWords(models.length),
+                   function () { return collection.snooze(models, until); },
                    function () { return collection.unsnooze(models); });
     },
 
@@ -205,6 +237,20 @@
         self.trigger('did', 'Muted ' + topic + ' (see Preferences)', function () { return collection.unmute(topic); });
       }, function () { /* told as action:error */ });
     }
+  };
+
+  // The note under a row whose action failed: what, and a Retry.
+  herald.failureNote = function (failure) {
+    var note = document.createElement('p');
+    note.className = 'row-error';
+    note.setAttribute('role', 'alert');
+    note.textContent = failure.text + ' ';
+    var retry = document.createElement('button');
+    retry.type = 'button';
+    retry.className = 'retry';
+    retry.textContent = 'Retry';
+    note.appendChild(retry);
+    return note;
   };
 
   // "1 notification", "3 notifications".

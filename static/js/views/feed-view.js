@@ -29,6 +29,7 @@
       'click .unarchive': 'unarchive',
       'click .unsnooze': 'unsnooze',
       'click .mute': 'mute',
+      'click .retry': 'retryRow',
       'click .snooze-for': 'snoozeFor',
       'click .snooze-custom': 'snoozeCustom'
     },
@@ -109,6 +110,7 @@
         view: this.collection.criteria.view, selected: Boolean(this.selected[key]), pinned: this.pinned(d),
         until: this.collection.criteria.view === 'snoozed' && this.collection.snoozed[group[0].id]
       });
+      if (this.failures && this.failures[key]) item.querySelector('.main').appendChild(herald.failureNote(this.failures[key]));
       if (key === this.current) this.roving(item, true);
       return item;
     },

@@ -1,7 +1,9 @@
 """The inbox as a triage tool (issue 25), in Chromium: keyboard-only triage, bulk
 actions with Undo, runs as one row, tabs, seen apart from read, mute, pinned
 critical items, density on a phone, and dark colours passing axe."""
+import os
 import re
+import signal
 
 import pytest
 from playwright.sync_api import expect
@@ -9,6 +11,7 @@ from playwright.sync_api import expect
 from app.stream.publish import Bus
 from app.users import accounts, preferences, subscriptions
 from tests.integration.e2e.conftest import DESKTOP, PHONE, accessibility_violations, sign_in
+from tests.support import LiveServer, RedisServer
 
 WAIT = 5_000
 
@@ -263,3 +266,34 @@ def test_the_detail_of_a_group_lists_every_one_and_snoozes_them(live_server, ann
     page.select_option("#filters select[name=view]", "snoozed")
     expect(rows(page)).to_have_count(1, timeout=WAIT)
     assert page.evaluate("Object.keys(herald.notifications.snoozed).sort()") == sorted(sent)
+
+
+def test_a_failed_action_is_shown_beside_its_row_and_retried(tmp_path, page):
+    """Redis paused: Archive says beside the row that it was not done, with a Retry
+    that works once Redis is back (before, the failure went to a hidden region only)."""
+    redis_server = RedisServer(tmp_path)
+    redis_server.start()
+    client = redis_server.client()
+    server = LiveServer(redis_server.url, tmp_path)
+    try:
+        accounts.create_user(client, "ann", "ann-password")
+        subscriptions.add(client, "ann", ["ops"], limit=10)
+        sent = Bus(client).publish("ops.f", "fragile")
+        server.start()
+        sign_in(page, server, "ann", "ann-password")
+        fragile = row(page, sent)
+        expect(fragile).to_be_visible(timeout=WAIT)
+        os.kill(redis_server.process.pid, signal.SIGSTOP)
+        try:
+            fragile.hover()
+            fragile.locator("button.archive").click()
+            expect(fragile.locator(".row-error")).to_contain_text("Not done", timeout=20_000)
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+        fragile.locator(".retry").click()
+        expect(row(page, sent)).to_have_count(0, timeout=20_000)
+        expect(page.locator("#undo")).to_contain_text("Archived: 1 notification")
+    finally:
+        server.stop()
+        client.close()
+        redis_server.stop()
