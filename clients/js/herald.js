@@ -24,7 +24,9 @@
  *
  * Events: `notification`, `notification:<topic>`, `snapshot` (a list, oldest
  * first), `connection` ('connecting', 'connected', 'reconnecting', 'offline'),
- * `connected`, `retrying` ({at, delay}: when the next reconnect is tried),
+ * `connected`, `retrying` ({at, delay, reason}: when the next reconnect is
+ * tried, and the server's refusal when it refused, e.g. "unavailable: Redis
+ * is unreachable, retry shortly"),
  * `status` ({redis: 'up'|'down', since}: whether the server reaches Redis),
  * `replayed` ({recovered, count, last_id}), `reset`, `read`
  * (read state, whole or a change), `state` (archived, snoozed, woke: a
@@ -454,8 +456,9 @@
   };
 
   // Connect again after `backoff`'s delay, never sooner than `floor` ms; a retry
-  // already waiting is replaced. `retrying` says when ({at, delay}, ms).
-  Client.prototype._retry = function (backoff, floor) {
+  // already waiting is replaced. `retrying` says when ({at, delay}, ms) and, for
+  // a refusal, why (`reason`, the server's message).
+  Client.prototype._retry = function (backoff, floor, reason) {
     var self = this;
     if (self.closed) return;
     self._state('reconnecting');
@@ -467,7 +470,7 @@
       self.retryAt = null;
       if (!self.closed && !self.socket.connected) self.socket.connect();
     }, delay);
-    self.dispatcher.trigger('retrying', {at: self.retryAt, delay: delay});
+    self.dispatcher.trigger('retrying', {at: self.retryAt, delay: delay, reason: reason || null});
   };
 
   // Try to connect now, not when the waiting retry is due ("Retry now"). Once
@@ -495,7 +498,7 @@
       self._state('reconnecting');
       return self.socket.connect();
     }
-    if (/^unavailable/.test(message)) return self._retry(self.refusals, retryAfter(error));
+    if (/^unavailable/.test(message)) return self._retry(self.refusals, retryAfter(error), message);
     self._state('offline');
     self.dispatcher.trigger('error', error);
   };

@@ -1,7 +1,14 @@
-"""JSON error replies for the API, so a client always gets ``{"error": "..."}``."""
+"""JSON error replies for the API, so a client always gets ``{"error": "..."}``;
+pages get a styled page in Herald's frame instead.
+
+Redis out of reach is never a 500, wherever it is met: the API answers 503
+``{"error"}``, a page answers the outage page (503, needing no Redis, which
+tries again by itself: static/js/views/status-banner.js), one warning is
+logged, and the process's RedisWatch is told to PING at once.
+"""
 import logging
 
-from flask import jsonify, render_template, request
+from flask import current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.redis_client import UNAVAILABLE
@@ -24,17 +31,53 @@ PAGE_ERRORS = {
     500: ("Something went wrong on our side", "It has been logged. Try again in a moment."),
     503: ("Herald is busy or cannot reach Redis", "Try again in a moment."),
 }
+OUTAGE = ("This page cannot be shown right now", "Herald keeps your notifications and "
+          "settings in Redis, its database, which is not answering at the moment.")
+
+
+def redis_watch():
+    """This process's RedisWatch (app/realtime/redis_watch.py), or None."""
+    relay = current_app.extensions.get("herald.relay")
+    return getattr(relay, "watch", None)
+
+
+def redis_down():
+    """True when this process knows Redis to be unreachable right now (no Redis call)."""
+    watch = redis_watch()
+    return watch is not None and watch.down
 
 
 def error_page(code):
     """The styled HTML page for ``code``, in the app's frame (with the nav when signed in)."""
     heading, message = PAGE_ERRORS.get(code, PAGE_ERRORS[500])
-    try:
-        user = session_user()
-    except Exception:  # Redis away: still a page, without the nav
-        user = None
+    user = None
+    if not redis_down():  # known down: no nav, rather than a wait on Redis's timeouts
+        try:
+            user = session_user()
+        except Exception:  # Redis away: still a page, without the nav
+            user = None
     return render_template("error.html", code=code, heading=heading, message=message,
                            user=user), code
+
+
+def outage_page():
+    """The page a signed-in page is while Redis is unreachable: 503, in Herald's frame,
+    with the status banner showing; it reads nothing from Redis, and reloads itself
+    once the page can be had again (no meta refresh: axe counts one as a failure)."""
+    heading, message = OUTAGE
+    return render_template("error.html", code=503, heading=heading, message=message, user=None,
+                           outage=True), 503, {"Retry-After": "5"}
+
+
+def redis_unreachable(exc):
+    """Redis out of reach, met by any view without a handler of its own: a warning, a
+    PING at once, and 503 (JSON on API paths, the outage page elsewhere), never a 500."""
+    log.warning("%s %s: Redis is unreachable (%s); answered 503", request.method, request.path,
+                exc)
+    watch = redis_watch()
+    if watch is not None:
+        watch.suspect()
+    return _unavailable() if wants_json() else outage_page()
 
 
 def wants_json():
@@ -68,6 +111,15 @@ def out_of_scope(exc):
 
 @bp.errorhandler(BusUnavailable)
 def bus_unavailable(exc):
+    return api_unavailable(exc)
+
+
+def api_unavailable(exc):
+    """An API view met an unreachable Redis: 503 (not logged: a publisher's retries
+    would fill the log), and the watch PINGs at once."""
+    watch = redis_watch()
+    if watch is not None:
+        watch.suspect()
     return _unavailable()
 
 
@@ -78,7 +130,8 @@ def _unavailable():
 
 
 for _error in UNAVAILABLE:
-    bp.register_error_handler(_error, lambda exc: _unavailable())
+    bp.register_error_handler(_error, api_unavailable)  # the API's own views
+    bp.app_errorhandler(_error)(redis_unreachable)       # every other view, pages first
 
 
 @bp.app_errorhandler(InternalServerError)

@@ -1,13 +1,25 @@
-"""The dashboard, and ``/vendor/*``: the npm-installed libraries, served from node_modules."""
-from flask import abort, current_app, redirect, render_template, send_from_directory, url_for
+"""The dashboard, and ``/vendor/*``: the npm-installed libraries, served from node_modules.
+
+A signed-in page needs Redis (who is signed in, their subscriptions). While
+this process knows Redis to be unreachable (its RedisWatch) a page is the
+outage page at once (503, app/web/api/errors.py), rather than a wait on
+Redis's timeouts; a page that meets the outage itself gets the same page
+through the app-wide handler there, logged as a warning, never a 500.
+"""
+import logging
+
+from flask import abort, current_app, redirect, render_template, request, send_from_directory, url_for
 from flask_wtf.csrf import generate_csrf
 
 from app.settings import ROOT
 from app.users import subscriptions
 from app.web import extensions
+from app.web.api.errors import outage_page, redis_down
 from app.web.auth import tokens
 from app.web.auth.guards import session_user
 from app.web.pages.blueprint import bp
+
+log = logging.getLogger(__name__)
 
 # Only these files of node_modules are served, by a short public name.
 VENDOR = {
@@ -31,7 +43,11 @@ def _page_config(user):
 
 def _page(template, admin_only=False):
     """Render a signed-in page (the sign-in form for nobody; 403 for a non-admin
-    on an admin page)."""
+    on an admin page); the outage page at once while Redis is known to be unreachable."""
+    if redis_down():
+        log.warning("%s %s: Redis is unreachable; answered the outage page (503)", request.method,
+                    request.path)
+        return outage_page()
     user = session_user()
     if user is None:
         return redirect(url_for("auth.login"))

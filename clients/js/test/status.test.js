@@ -36,10 +36,13 @@ test('`retrying` says when the next reconnect is tried; retryAt is cleared once 
   socket.accept();
   assert.equal(client.retryAt, null);
   socket.drop('transport close');
-  assert.deepEqual(named(events, 'retrying'), [[{at: env.clock.now + 250, delay: 250}]]);
+  assert.deepEqual(named(events, 'retrying'), [[{at: env.clock.now + 250, delay: 250, reason: null}]]);
   assert.equal(client.retryAt, env.clock.now + 250);
   socket.fail();
-  assert.deepEqual(named(events, 'retrying')[1], [{at: env.clock.now + 500, delay: 500}]);
+  assert.deepEqual(named(events, 'retrying')[1], [{at: env.clock.now + 500, delay: 500, reason: null}]);
+  socket.refuse('unavailable: Redis is unreachable, retry shortly');
+  assert.equal(named(events, 'retrying')[2][0].reason, 'unavailable: Redis is unreachable, retry shortly',
+               'a refusal says why');
   env.timers.runAll();
   assert.equal(client.retryAt, null, 'due: being tried');
   socket.accept();
