@@ -19,14 +19,16 @@ class Unauthorized(Exception):
     """No valid credential; the message says what was wrong (answered with 401)."""
 
 
-def session_user():
+def session_user(client=None):
     """The signed-in user of this browser session, or None: also when the user is
     gone, or signed out (anywhere) or had their tokens revoked since, which gives
-    the user a new token key than the one this session was signed in with."""
+    the user a new token key than the one this session was signed in with.
+    ``client``: the Redis client to ask (the app's by default; pages pass one with
+    shorter timeouts)."""
     name = session.get("user")
     if not name:
         return None
-    user = accounts.get_user(extensions.redis(), name)
+    user = accounts.get_user(client or extensions.redis(), name)
     if user is None or session.get("key") != user["token_key"]:
         return None
     return user
