@@ -23,7 +23,8 @@
     markSeen: function (id) {
       var self = this;
       if (!id || self.isSeen(id)) return;
-      self.applyRead({seen: id});
+      self.seen = id;  // here at once (no walk over the models: seeing changes no read flag)
+      self.trigger('seen', id);
       self.seenPending = id;
       if (self.seenTimer) return;
       self.seenTimer = setTimeout(function () {

@@ -27,7 +27,7 @@
 
     initialize: function (options) {
       this.feed = options.feed;
-      this.recount = _.debounce(_.bind(this.showCounts, this), 100);
+      this.recount = _.throttle(_.bind(this.showCounts, this), 250, {leading: false});
       this.listenTo(this.feed, 'selection', this.showSelection);
       this.listenTo(this.feed, 'rendered changed', this.recount);
       this.listenTo(this.feed.collection, 'change:read reset add remove', this.recount);

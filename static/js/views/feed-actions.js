@@ -40,12 +40,35 @@
           this.tab !== 'inbox') return;
       var top = this.el.getBoundingClientRect().top;
       if (top > window.innerHeight || top < -this.el.offsetHeight) return;
-      var first = this.el.querySelector('li.notification:not(.pinned)') || this.el.querySelector('li.notification');
-      var newest = _.reduce(this.el.querySelectorAll('li.notification'), function (best, item) {
+      // The newest row: the first unpinned one, or a pinned one (few) if newer.
+      var first = this.el.querySelector('li.notification:not(.pinned)');
+      var newest = first ? first.getAttribute('data-id') : null;
+      _.each(this.el.querySelectorAll('li.notification.pinned'), function (item) {
         var id = item.getAttribute('data-id');
-        return !best || herald.compareIds(id, best) > 0 ? id : best;
-      }, first ? first.getAttribute('data-id') : null);
+        if (!newest || herald.compareIds(id, newest) > 0) newest = id;
+      });
       if (newest) this.collection.markSeen(newest);
+    },
+
+    // The `seen` watermark moved (here or in another tab): rows up to it lose their mark.
+    showSeen: function () {
+      var collection = this.collection;
+      _.each(this.el.querySelectorAll('li.notification.unseen'), function (item) {
+        if (collection.isSeen(item.getAttribute('data-id'))) item.classList.remove('unseen');
+      });
+    },
+
+    // Unread rows per tab (for the tab bar).
+    counts: function () {
+      var counts = {inbox: 0, foryou: 0, activity: 0}, self = this;
+      _.each(this.byKey, function (group) {
+        // Only what the tabs need (not the whole description): this runs often.
+        if (_.every(group, function (m) { return m.get('read'); })) return;
+        var d = {mine: _.some(group, function (m) { return Boolean(m.get('user')); }),
+                 activity: _.every(group, function (m) { return herald.isActivity(m.attributes); })};
+        _.each(herald.FEED_TABS, function (tab) { if (self.inTab(d, tab)) counts[tab] += 1; });
+      });
+      return counts;
     },
 
     // ---- Selection ---------------------------------------------------------------

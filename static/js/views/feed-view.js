@@ -50,9 +50,10 @@
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'change:read', this.showRead);
       this.listenTo(this.collection, 'remove', this.removeOne);
-      this.listenTo(this.collection, 'reset seen', this.scheduleRender);
+      this.listenTo(this.collection, 'reset', this.scheduleRender);
+      this.listenTo(this.collection, 'seen', this.showSeen);
       this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
-      this.seeLater = _.debounce(_.bind(this.see, this), 200);
+      this.seeLater = _.throttle(_.bind(this.see, this), 300, {leading: false});
       document.addEventListener('visibilitychange', this.seeLater);
       window.addEventListener('scroll', this.seeLater, {passive: true});
     },
@@ -92,17 +93,6 @@
       return order;
     },
 
-    // Unread rows per tab (for the tab bar).
-    counts: function () {
-      var counts = {inbox: 0, foryou: 0, activity: 0}, self = this;
-      _.each(this.byKey, function (group) {
-        var d = herald.describeGroup(group, self.collection);
-        if (d.read) return;
-        _.each(TABS, function (tab) { if (self.inTab(d, tab)) counts[tab] += 1; });
-      });
-      return counts;
-    },
-
     draw: function (group) {
       var key = this.key(group[0]), d = herald.describeGroup(group, this.collection);
       if (!this.inTab(d, this.tab)) return null;
@@ -132,7 +122,7 @@
       if (menu) self.itemByKey(menu).find('details.snooze').prop('open', true);
       self.showEmpty();
       if (focus) self.refocus(focus);
-      self.see();
+      self.seeLater();
       self.trigger('rendered');
       return self;
     },
@@ -160,7 +150,7 @@
         group = this.byKey[key] = [model];
       }
       this.replace(old, group);
-      this.see();
+      this.seeLater();  // soon, not in the same task: it reads the layout
     },
 
     // Draw `group` again in place of `old` (a jQuery row, maybe none), where it goes.
@@ -187,6 +177,8 @@
     // The row a row for `id` goes before (null: the end): pinned rows first, then
     // the rest, each newest first. Usually the first; else found by bisection.
     itemAfter: function (id, pinned) {
+      var first = this.el.querySelector(pinned ? 'li.notification.pinned' : 'li.notification:not(.pinned)');
+      if (first && herald.compareIds(first.getAttribute('data-id'), id) < 0) return first;  // the usual case
       var items = this.el.querySelectorAll(pinned ? 'li.notification.pinned' : 'li.notification:not(.pinned)');
       if (!items.length) {
         return pinned ? this.el.querySelector('li.notification') : null;

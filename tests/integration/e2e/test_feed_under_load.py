@@ -20,8 +20,8 @@ REPEAT_EVERY = 10  # every tenth has the same topic and title: one collapsed gro
 
 COUNTERS = """() => {
   window.work = {drawn: 0, compared: 0};
-  var feed = herald.views.feed, draw = feed.drawItem, compare = herald.compareIds;
-  feed.drawItem = function () { window.work.drawn++; return draw.apply(this, arguments); };
+  var feed = herald.views.feed, draw = feed.draw, compare = herald.compareIds;
+  feed.draw = function () { window.work.drawn++; return draw.apply(this, arguments); };
   herald.compareIds = function () { window.work.compared++; return compare.apply(this, arguments); };
 }"""
 
