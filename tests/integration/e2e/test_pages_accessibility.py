@@ -25,9 +25,11 @@ def check_page(page, what):
     assert violations == [], f"{what}: {violations}"
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE, {"width": 360, "height": 740}],
-                         ids=["desktop", "phone", "360px"])
-def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
+@pytest.mark.parametrize("viewport,scheme", [(DESKTOP, "light"), (PHONE, "light"),
+                                             ({"width": 360, "height": 740}, "light"),
+                                             (DESKTOP, "dark"), (PHONE, "dark")],
+                         ids=["desktop", "phone", "360px", "desktop-dark", "phone-dark"])
+def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport, scheme):
     accounts.create_user(redis, "root", "root-password", admin=True)
     subscriptions.add(redis, "root", ["ops"], limit=10)
     bus = Bus(redis)
@@ -41,7 +43,7 @@ def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport):
             {"role": role, "instance": "a-long-host-name.example.com:4242", "at": time.time() - age,
              "every": 5, "started": time.time() - 600,
              "details": {"position": "1700000000000-0", "backlog": 3, "leader": True}}))
-    context = browser.new_context(viewport=viewport)
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)
     page = context.new_page()
     try:
         page.goto(live_server.url + "/login")
@@ -81,3 +83,27 @@ def test_forbidden_page_is_styled_in_the_app_frame(live_server, redis, page):
     expect(page.locator("h1")).to_have_text("This page is not yours to see")
     expect(page.locator("nav a", has_text="Feed")).to_be_visible()
     assert accessibility_violations(page) == []
+
+
+def test_the_theme_switch_overrides_the_system_and_is_kept(live_server, redis, page):
+    """Dark colours follow prefers-color-scheme; the switch at the foot of every page
+    picks one for this browser, before the page paints, across pages and reloads."""
+    accounts.create_user(redis, "ann", "ann-password")
+    sign_in(page, live_server, "ann", "ann-password")
+
+    def background():
+        return page.evaluate("getComputedStyle(document.body).backgroundColor")
+
+    light = background()
+    page.select_option("#theme", "dark")
+    assert background() != light
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    page.goto(live_server.url + "/preferences")
+    expect(page.locator("#theme")).to_have_value("dark")
+    dark = background()
+    assert dark != light
+    assert accessibility_violations(page) == []
+    page.select_option("#theme", "")
+    assert background() == light
+    page.reload()
+    assert page.evaluate("document.documentElement.dataset.theme") is None
