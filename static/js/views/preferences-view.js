@@ -87,7 +87,8 @@
         self.show(prefs);
         status.text('Saved.');
       }, function (error) {
-        status.addClass('error').text('Not saved: ' + error.message);
+        // Herald out of reach says "not saved" itself (herald.js); a refusal names the field.
+        status.addClass('error').text(error.retryable ? error.message : 'Not saved: ' + error.message);
       });
     }
   });

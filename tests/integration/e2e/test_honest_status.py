@@ -166,3 +166,35 @@ def test_with_the_server_stopped_the_banner_says_offline_and_when_and_retry_now_
     page.wait_for_selector("#connection[data-state=connected]", timeout=15_000)
     page.wait_for_selector("#status-banner[data-problem='']", state="attached")
     expect(page.locator("#status-banner [role=status]")).to_have_text("")
+
+
+ACTION_ERRORS = """() => {
+  window.actionErrors = [];
+  herald.dispatcher.on('action:error', function (message, detail) {
+    window.actionErrors.push({message: message, status: detail && detail.status,
+                              retryable: detail && detail.retryable, action: detail && detail.action});
+  });
+}"""
+
+
+def test_a_change_that_cannot_be_saved_says_so_plainly(stack, page):
+    """Saving with Herald down said only "Failed to fetch", where nobody looked."""
+    redis_server, server = stack
+    sign_in(page, server, "ann", "ann-password")
+    page.goto(server.url + "/preferences")
+    page.wait_for_selector("#connection[data-state=connected]")
+    page.evaluate(ACTION_ERRORS)
+    status = page.locator("#preferences .status")
+    with paused(redis_server):
+        page.click("#preferences button[type=submit]")
+        expect(status).to_have_text("Herald is unreachable (its database, Redis, is not answering): "
+                                    "your change was not saved.", timeout=15_000)
+    server.kill()
+    page.click("#preferences button[type=submit]")
+    expect(status).to_have_text("Herald is unreachable: your change was not saved.")
+    assert page.evaluate("window.actionErrors") == [
+        {"message": "Herald is unreachable (its database, Redis, is not answering): your change was "
+                    "not saved.", "status": 503, "retryable": True, "action": "send"},
+        {"message": "Herald is unreachable: your change was not saved.", "status": 0,
+         "retryable": True, "action": "send"},
+    ]
