@@ -21,7 +21,7 @@ def create_app(config=None):
     from app.ops import logs
     from app.ops.probes import bp as ops_bp
     from app.settings import ROOT, Config
-    from app.web import client_files, extensions, json_body, rate_limits, security
+    from app.web import client_files, extensions, i18n, json_body, rate_limits, security
     from app.web.api import bp as api_bp
     from app.web.auth import bp as auth_bp
     from app.web.pages import bp as pages_bp
@@ -39,6 +39,7 @@ def create_app(config=None):
     extensions.csrf.init_app(app)
     security.init_app(app)
     logs.init_app(app)
+    i18n.init_app(app)
 
     app.register_blueprint(auth_bp)
     app.register_blueprint(api_bp)

@@ -9,8 +9,9 @@
 (function (herald) {
   'use strict';
 
-  var SHORT = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short'});
-  var LONG = new Intl.DateTimeFormat(undefined, {dateStyle: 'full', timeStyle: 'long'});
+  // In the page's language (static/js/i18n.js, loaded first).
+  var SHORT = herald.dateFormat({dateStyle: 'medium', timeStyle: 'short'});
+  var LONG = herald.dateFormat({dateStyle: 'full', timeStyle: 'long'});
 
   function parse(value) {
     var date = value instanceof Date ? value : new Date(value);

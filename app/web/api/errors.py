@@ -9,6 +9,7 @@ logged, and the process's RedisWatch is told to PING at once.
 import logging
 
 from flask import current_app, jsonify, render_template, request
+from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.redis_client import UNAVAILABLE
@@ -21,18 +22,19 @@ log = logging.getLogger(__name__)
 
 # What a page says for an error, in the app's own frame (error.html).
 PAGE_ERRORS = {
-    400: ("That request was not understood", "Something in the address or the form was not "
-          "what this page expects."),
-    403: ("This page is not yours to see", "It is for administrators. Ask one if you need it."),
-    404: ("There is nothing here", "The address may be mistyped, or what it pointed to is gone."),
-    405: ("That cannot be done here", "This address does not take that kind of request."),
-    413: ("That was too large", "Requests to Herald are at most 64 KiB."),
-    429: ("Too many requests", "Wait a moment, then try again."),
-    500: ("Something went wrong on our side", "It has been logged. Try again in a moment."),
-    503: ("Herald is busy or cannot reach Redis", "Try again in a moment."),
+    400: (_l("That request was not understood"), _l("Something in the address or the form was "
+                                                    "not what this page expects.")),
+    403: (_l("This page is not yours to see"), _l("It is for administrators. Ask one if you need it.")),
+    404: (_l("There is nothing here"), _l("The address may be mistyped, or what it pointed to is gone.")),
+    405: (_l("That cannot be done here"), _l("This address does not take that kind of request.")),
+    413: (_l("That was too large"), _l("Requests to Herald are at most 64 KiB.")),
+    429: (_l("Too many requests"), _l("Wait a moment, then try again.")),
+    500: (_l("Something went wrong on our side"), _l("It has been logged. Try again in a moment.")),
+    503: (_l("Herald is busy or cannot reach Redis"), _l("Try again in a moment.")),
 }
-OUTAGE = ("This page cannot be shown right now", "Herald keeps your notifications and "
-          "settings in Redis, its database, which is not answering at the moment.")
+OUTAGE = (_l("This page cannot be shown right now"), _l(
+    "Herald keeps your notifications and settings in Redis, its database, which is not "
+    "answering at the moment."))
 
 
 def redis_watch():

@@ -1,5 +1,6 @@
 """Sign in and out (session, CSRF-protected form) and token issue."""
 from flask import current_app, flash, jsonify, redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
 
 from app.redis_client import UNAVAILABLE
 from app.users import accounts
@@ -23,7 +24,7 @@ def login():
         try:
             user = accounts.authenticate(extensions.redis(), name, request.form.get("password", ""))
         except UNAVAILABLE:
-            flash("Herald cannot reach its database right now; try again shortly.")
+            flash(_("Herald cannot reach its database right now; try again shortly."))
             return render_template("login.html", username=name), 503
         if user:
             session.clear()  # a fresh session on sign-in: no fixation
@@ -31,7 +32,7 @@ def login():
             session["user"] = user["name"]
             session["key"] = user["token_key"]  # sign-out or revoke-tokens ends it
             return redirect(url_for("pages.dashboard"))
-        flash("Wrong user name or password.")
+        flash(_("Wrong user name or password."))
         return render_template("login.html", username=name), 401
     return render_template("login.html", username="")
 
@@ -46,8 +47,8 @@ def logout():
         try:
             accounts.revoke_tokens(extensions.redis(), user["name"])
         except UNAVAILABLE:
-            flash("Signed out here; Herald could not reach its database to end your other "
-                  "sessions, so sign out again shortly.")
+            flash(_("Signed out here; Herald could not reach its database to end your other "
+                    "sessions, so sign out again shortly."))
     return redirect(url_for("auth.login"))
 
 
@@ -57,9 +58,9 @@ def logout():
 def unavailable(exc):
     """Redis away while signing in, out, or issuing a token: 503, never a 500."""
     message = "Herald cannot reach its database right now; try again shortly."
-    if request.path.startswith("/auth/"):
+    if request.path.startswith("/auth/"):  # JSON for programs: English
         return jsonify(error=message), 503, {"Retry-After": "1"}
-    flash(message)
+    flash(_("Herald cannot reach its database right now; try again shortly."))
     return render_template("login.html", username=""), 503
 
 

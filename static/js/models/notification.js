@@ -11,26 +11,18 @@
   var EXACT = {year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit',
                minute: '2-digit', second: '2-digit', timeZoneName: 'short'};
 
-  // "just now", "42 s ago", "5 min ago", "3 h ago", "2 days ago", then the date;
-  // ahead of now: "in 5 min", "in 3 h", "in 2 days".
+  // "just now", "45 sec. ago", "in 5 min.", then the date; in the page's language
+  // (static/js/i18n.js: "gerade eben", "vor 45 Sek.").
   herald.relativeTime = function (date, now) {
-    var delta = Math.round(((now || Date.now()) - date) / 1000);
-    var ahead = delta < 0, seconds = Math.abs(delta), words;
-    if (seconds < 5) return 'just now';
-    if (seconds < 60) words = seconds + ' s';
-    else if (seconds < 3600) words = Math.floor(seconds / 60) + ' min';
-    else if (seconds < 86400) words = Math.floor(seconds / 3600) + ' h';
-    else if (seconds < 7 * 86400) words = Math.floor(seconds / 86400) + (seconds < 2 * 86400 ? ' day' : ' days');
-    else return new Date(date).toLocaleDateString();
-    return ahead ? 'in ' + words : words + ' ago';
+    return herald.relativeWords(date, now);
   };
 
-  // The exact time in the user's zone, e.g. "Nov 23, 2026, 09:15:02 AM CET".
-  // One formatter, made on first use: toLocaleString with options builds a new
-  // one on every call, which costs more than the rest of drawing an item.
+  // The exact time in the user's zone and the page's language, e.g. "Nov 23, 2026,
+  // 09:15:02 AM CET". One formatter, made on first use: toLocaleString with options
+  // builds a new one on every call, which costs more than the rest of drawing an item.
   var exactFormat = null;
   herald.exactTime = function (date) {
-    exactFormat = exactFormat || new Intl.DateTimeFormat(undefined, EXACT);
+    exactFormat = exactFormat || herald.dateFormat(EXACT);
     return exactFormat.format(new Date(date));
   };
 

@@ -9,11 +9,11 @@
 (function (herald) {
   'use strict';
 
-  var HEADINGS = {feed: 'Inbox', archived: 'Archived', snoozed: 'Snoozed'};
+  var HEADINGS = {feed: herald.t('Inbox'), archived: herald.t('Archived'), snoozed: herald.t('Snoozed')};
   var EMPTY = {
-    feed: 'Nothing here yet. Subscribe to a topic prefix to see its notifications arrive.',
-    archived: 'Nothing archived. What you archive leaves the inbox and is kept here.',
-    snoozed: 'Nothing snoozed. A snoozed notification comes back, unread, at the time you chose.'
+    feed: herald.t('Nothing here yet. Subscribe to a topic prefix to see its notifications arrive.'),
+    archived: herald.t('Nothing archived. What you archive leaves the inbox and is kept here.'),
+    snoozed: herald.t('Nothing snoozed. A snoozed notification comes back, unread, at the time you chose.')
   };
 
   $(function () {
@@ -57,21 +57,22 @@
 
     var more = $('#load-more');
     var TAB_EMPTY = {
-      foryou: 'Nothing for you alone. Notifications addressed to you personally show here.',
-      activity: 'No activity. Progress of jobs and other machine events show here, without counting as unread.'
+      foryou: herald.t('Nothing for you alone. Notifications addressed to you personally show here.'),
+      activity: herald.t('No activity. Progress of jobs and other machine events show here, without counting as unread.')
     };
     function showView(filter) {
       $('#feed-heading').text(HEADINGS[filter.view] + (filter.q ? ': “' + filter.q + '”' : ''));
       var filtered = filter.q || filter.severity || filter.topic || filter.unread;
       var words = _.compact([filter.view !== 'feed' && HEADINGS[filter.view], filter.q && '“' + filter.q + '”',
-                             filter.severity, filter.topic, filter.unread && 'unread']);
+                             filter.severity && herald.severityWord(filter.severity), filter.topic,
+                             filter.unread && herald.t('unread')]);
       $('#filters-box .filters-summary').text(words.length ? '(' + words.join(', ') + ')' : '');
-      var empty = filtered ? 'No notifications match these filters.' :
+      var empty = filtered ? herald.t('No notifications match these filters.') :
         (filter.view === 'feed' && TAB_EMPTY[filter.tab]) || EMPTY[filter.view];
       $('#feed-empty').data('text', empty);
       if (notifications.loaded !== false) $('#feed-empty').text(empty);
     }
-    notifications.on('loading', function () { $('#feed-empty').text('Loading…'); feed.showEmpty(); });
+    notifications.on('loading', function () { $('#feed-empty').text(herald.t('Loading…')); feed.showEmpty(); });
     notifications.on('loaded', function () {
       more.prop('hidden', !notifications.nextBefore);
       $('#feed-empty').text($('#feed-empty').data('text'));
@@ -89,14 +90,14 @@
     }
     bar.on('tab', showTab);
     notifications.on('load:error', function (error) {
-      $('#feed-empty').text('The feed could not be loaded: ' + error.message).show();
+      $('#feed-empty').text(herald.t('The feed could not be loaded: {why}', {why: error.message})).show();
     });
     more.on('click', function () {
-      more.prop('disabled', true).text('Loading…');
+      more.prop('disabled', true).text(herald.t('Loading…'));
       notifications.loadMore().then(function () {
-        more.prop('disabled', false).text('Load older notifications');
+        more.prop('disabled', false).text(herald.t('Load older notifications'));
       }, function (error) {
-        more.prop('disabled', false).text('Load older notifications (failed: ' + error.message + ')');
+        more.prop('disabled', false).text(herald.t('Load older notifications (failed: {why})', {why: error.message}));
       });
     });
     showView(router.filter);

@@ -26,8 +26,9 @@
       this.timer = null;
       if (!models.length) return;
       var text = models.length === 1 ?
-        'New ' + models[0].get('severity') + ': ' + models[0].get('title') :
-        models.length + ' new notifications';
+        herald.t('New {severity}: {title}', {severity: herald.severityWord(models[0].get('severity')),
+          title: models[0].get('title')}) :
+        herald.tn('{n} new notification', '{n} new notifications', models.length);
       this.$el.text(text);
     }
   });

@@ -13,16 +13,13 @@
   'use strict';
 
   var SAYS = {
-    unsupported: 'This browser cannot show notifications from web pages, so Herald shows them in the page only.',
-    insecure: 'Browsers show notifications only for pages served over HTTPS (or from this computer); ' +
-      'this page is not, so Herald shows them in the page only.',
-    on: 'On in this browser.',
-    off: 'Off.',
-    asking: 'Your browser is asking whether Herald may show notifications: answer there.',
-    dismissed: 'Not turned on: the browser’s question was closed without an answer. Turn the switch on to ' +
-      'be asked again.',
-    blocked: 'Blocked by this browser. To allow them, click the icon at the left of the address bar ' +
-      '(site information or permissions), set Notifications to Allow for this site, then turn the switch on.'
+    unsupported: herald.t('This browser cannot show notifications from web pages, so Herald shows them in the page only.'),
+    insecure: herald.t('Browsers show notifications only for pages served over HTTPS (or from this computer); this page is not, so Herald shows them in the page only.'),
+    on: herald.t('On in this browser.'),
+    off: herald.t('Off.'),
+    asking: herald.t('Your browser is asking whether Herald may show notifications: answer there.'),
+    dismissed: herald.t('Not turned on: the browser’s question was closed without an answer. Turn the switch on to be asked again.'),
+    blocked: herald.t('Blocked by this browser. To allow them, click the icon at the left of the address bar (site information or permissions), set Notifications to Allow for this site, then turn the switch on.')
   };
 
   herald.BrowserNotificationsView = Backbone.View.extend({

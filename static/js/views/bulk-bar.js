@@ -8,7 +8,7 @@
 (function (herald) {
   'use strict';
 
-  var LABELS = {inbox: 'Inbox', foryou: 'For you', activity: 'Activity'};
+  var LABELS = {inbox: herald.t('Inbox'), foryou: herald.t('For you'), activity: herald.t('Activity')};
   var MAX_PAGES = 10;
 
   herald.BulkBar = Backbone.View.extend({
@@ -40,23 +40,23 @@
     render: function () {
       var tabs = _.map(herald.FEED_TABS, function (tab) {
         return '<button type="button" role="tab" class="tab" id="tab-' + tab + '" data-tab="' + tab + '"' +
-          ' aria-controls="feed">' + LABELS[tab] + ' <span class="tab-count"></span></button>';
+          ' aria-controls="feed">' + _.escape(LABELS[tab]) + ' <span class="tab-count"></span></button>';
       }).join('');
       this.$el.html(
-        '<div class="tabs" role="tablist" aria-label="Which notifications">' + tabs + '</div>' +
+        '<div class="tabs" role="tablist" aria-label="' + _.escape(herald.t('Which notifications')) + '">' + tabs + '</div>' +
         '<div class="bar-tools">' +
-          '<button type="button" class="select-all">Select all</button>' +
-          '<button type="button" class="mark-all-read">Mark all read</button>' +
-          '<button type="button" class="density" aria-pressed="false">Comfortable</button>' +
-          '<button type="button" class="shortcuts" aria-haspopup="dialog">Shortcuts <kbd>?</kbd></button>' +
+          '<button type="button" class="select-all">' + herald.t('Select all') + '</button>' +
+          '<button type="button" class="mark-all-read">' + herald.t('Mark all read') + '</button>' +
+          '<button type="button" class="density" aria-pressed="false">' + herald.t('Comfortable') + '</button>' +
+          '<button type="button" class="shortcuts" aria-haspopup="dialog">' + herald.t('Shortcuts') + ' <kbd>?</kbd></button>' +
         '</div>' +
-        '<div class="bulk" role="toolbar" aria-label="Selected notifications" hidden>' +
+        '<div class="bulk" role="toolbar" aria-label="' + _.escape(herald.t('Selected notifications')) + '" hidden>' +
           '<span class="bulk-count" aria-live="polite"></span>' +
-          '<button type="button" class="bulk-read">Mark read</button>' +
-          '<button type="button" class="bulk-unread">Mark unread</button>' +
-          '<button type="button" class="bulk-archive">Archive</button>' +
+          '<button type="button" class="bulk-read">' + herald.t('Mark read') + '</button>' +
+          '<button type="button" class="bulk-unread">' + herald.t('Mark unread') + '</button>' +
+          '<button type="button" class="bulk-archive">' + herald.t('Archive') + '</button>' +
           herald.snoozeMenu().replace('class="snooze"', 'class="snooze bulk-snooze"') +
-          '<button type="button" class="select-none">Clear</button>' +
+          '<button type="button" class="select-none">' + herald.t('Clear') + '</button>' +
         '</div>');
       this.$('.density').attr('aria-pressed', String(this.current === 'comfortable'));
       this.showTab(this.feed.tab);
@@ -92,7 +92,7 @@
       this.$('.tab').each(function () {
         var tab = this.getAttribute('data-tab'), n = counts[tab];
         $(this).find('.tab-count').text(loaded && n ? String(n) : '')
-          .attr('aria-label', loaded && n ? n + ' unread' : null);
+          .attr('aria-label', loaded && n ? herald.t('{n} unread', {n: n}) : null);
       });
       this.$('.mark-all-read').prop('disabled', !loaded || !counts[this.feed.tab]);
     },
@@ -101,8 +101,10 @@
       var bar = this.$('.bulk');
       bar.prop('hidden', !keys.length);
       var models = this.feed.targets();
-      this.$('.bulk-count').text(keys.length ? keys.length + ' selected (' + herald.countWords(models.length) + ')' : '');
-      this.$('.bulk-archive').text(this.feed.collection.criteria.view === 'archived' ? 'Move to inbox' : 'Archive');
+      this.$('.bulk-count').text(keys.length ? herald.t('{n} selected ({count})', {n: keys.length,
+        count: herald.countWords(models.length)}) : '');
+      this.$('.bulk-archive').text(this.feed.collection.criteria.view === 'archived' ? herald.t('Move to inbox') :
+        herald.t('Archive'));
     },
 
     snoozeSelection: function (event) {
@@ -114,7 +116,7 @@
     // Every row of the tab, the older pages of the view loaded first.
     selectAll: function () {
       var feed = this.feed, collection = feed.collection, pages = 0, button = this.$('.select-all');
-      button.prop('disabled', true).text('Loading…');
+      button.prop('disabled', true).text(herald.t('Loading…'));
       function more() {
         if (!collection.nextBefore || pages >= MAX_PAGES) return Promise.resolve();
         pages += 1;
@@ -124,7 +126,7 @@
         feed.render();
         feed.selectAllShown();
       }, function () { feed.selectAllShown(); }).then(function () {
-        button.prop('disabled', false).text('Select all');
+        button.prop('disabled', false).text(herald.t('Select all'));
       });
     },
 

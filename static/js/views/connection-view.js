@@ -8,6 +8,9 @@
 (function (herald) {
   'use strict';
 
+  var STATES = {connecting: herald.t('connecting'), connected: herald.t('connected'),
+                reconnecting: herald.t('reconnecting'), offline: herald.t('offline')};
+
   herald.ConnectionView = Backbone.View.extend({
     initialize: function () {
       this.socket = this.$el.attr('data-state') || 'connecting';
@@ -25,7 +28,7 @@
     render: function () {
       var degraded = this.socket === 'connected' && this.redis === 'down';
       this.$el.attr('data-state', degraded ? 'degraded' : this.socket)
-        .text(degraded ? 'connected, Redis unreachable' : this.socket);
+        .text(degraded ? herald.t('connected, Redis unreachable') : (STATES[this.socket] || this.socket));
       return this;
     }
   });

@@ -162,7 +162,9 @@
 
     showOne: function (n) {
       var self = this;
-      var line = (n.user ? 'For you' : n.severity === 'critical' ? 'Critical' : n.severity) + ' · ' + n.topic;
+      // A severity's word comes from feed-item.js's messages (herald.t of a known word).
+      var line = (n.user ? herald.t('For you') : n.severity === 'critical' ? herald.t('Critical') :
+        herald.t(n.severity || 'info')) + ' · ' + n.topic;
       var shown = self.show(n.title, {
         body: clip(line + (n.body ? '\n' + n.body : ''), BODY_MAX),
         tag: n.id,
@@ -174,8 +176,8 @@
     showMany: function (batch) {
       var self = this, newest = batch[batch.length - 1];
       var titles = _.map(batch.slice(-SUMMARY_TITLES).reverse(), function (n) { return '• ' + clip(n.title, 80); });
-      if (batch.length > SUMMARY_TITLES) titles.push('and ' + (batch.length - SUMMARY_TITLES) + ' more');
-      var shown = self.show(batch.length + ' new notifications', {
+      if (batch.length > SUMMARY_TITLES) titles.push(herald.t('and {n} more', {n: batch.length - SUMMARY_TITLES}));
+      var shown = self.show(herald.tn('{n} new notification', '{n} new notifications', batch.length), {
         body: titles.join('\n'),
         tag: 'herald-batch:' + newest.id
       });

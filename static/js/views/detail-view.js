@@ -21,7 +21,7 @@
   // `data` readably: an object's fields as a list (nested values as indented JSON).
   function dataHtml(data) {
     if (data === undefined || data === null) return '';
-    var html = '<h3>Data</h3>';
+    var html = '<h3>' + e(herald.t('Data')) + '</h3>';
     if (_.isObject(data) && !_.isArray(data)) {
       html += '<dl class="data">' + _.map(data, function (value, key) {
         var text = _.isObject(value) ? '<pre>' + e(JSON.stringify(value, null, 2)) + '</pre>' : e(String(value));
@@ -36,11 +36,11 @@
   // Every notification of a group (a run's steps, or the repeats), not only the newest.
   function groupHtml(group, shown) {
     if (group.length < 2) return '';
-    return '<h3>All ' + group.length + ' in this group</h3><ol class="group-list">' +
+    return '<h3>' + e(herald.t('All {n} in this group', {n: group.length})) + '</h3><ol class="group-list">' +
       _.map(group, function (model) {
         var n = model.toJSON(), percent = herald.percentOf(n.data);
         return '<li' + (n.id === shown ? ' aria-current="true"' : '') + '><span class="title">' + e(n.title) +
-          '</span> <span class="meta">' + e(n.severity) + (percent !== null ? ', ' + Math.round(percent) + '%' : '') +
+          '</span> <span class="meta">' + e(herald.severityWord(n.severity)) + (percent !== null ? ', ' + Math.round(percent) + '%' : '') +
           ', <time datetime="' + e(n.ts) + '">' + e(herald.exactTime(new Date(n.ts))) + '</time></span>' +
           (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') + '</li>';
       }).join('') + '</ol>';
@@ -49,21 +49,21 @@
   herald.DetailView = Backbone.View.extend({
     template: function (n, read, view) {
       var url = safeUrl(n.url);
-      var actions = '<button type="button" class="toggle-read">' + (read ? 'Mark unread' : 'Mark read') + '</button>';
-      if (view === 'archived') actions += '<button type="button" class="unarchive">Move to inbox</button>';
-      else actions += '<button type="button" class="archive">Archive</button>' + herald.snoozeMenu();
+      var actions = '<button type="button" class="toggle-read">' + e(read ? herald.t('Mark unread') : herald.t('Mark read')) + '</button>';
+      if (view === 'archived') actions += '<button type="button" class="unarchive">' + e(herald.t('Move to inbox')) + '</button>';
+      else actions += '<button type="button" class="archive">' + e(herald.t('Archive')) + '</button>' + herald.snoozeMenu();
       return '<div class="card-head"><h2 id="detail-title" tabindex="-1">' + e(n.title) + '</h2>' +
-          '<button type="button" class="close-detail">Close</button></div>' +
+          '<button type="button" class="close-detail">' + e(herald.t('Close')) + '</button></div>' +
         '<dl>' +
-          '<dt>Severity</dt><dd class="severity"><span class="icon" aria-hidden="true">' +
-            e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(n.severity) + '</dd>' +
-          '<dt>Topic</dt><dd class="topic">' + e(n.topic) + '</dd>' +
-          '<dt>Time</dt><dd><time datetime="' + e(n.ts) + '">' + e(herald.exactTime(new Date(n.ts))) +
+          '<dt>' + e(herald.t('Severity')) + '</dt><dd class="severity"><span class="icon" aria-hidden="true">' +
+            e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(herald.severityWord(n.severity)) + '</dd>' +
+          '<dt>' + e(herald.t('Topic')) + '</dt><dd class="topic">' + e(n.topic) + '</dd>' +
+          '<dt>' + e(herald.t('Time')) + '</dt><dd><time datetime="' + e(n.ts) + '">' + e(herald.exactTime(new Date(n.ts))) +
             '</time> (<span class="relative">' + e(herald.relativeTime(new Date(n.ts).getTime())) + '</span>)</dd>' +
-          (n.user ? '<dt>For</dt><dd>you only</dd>' : '') +
+          (n.user ? '<dt>' + e(herald.t('For')) + '</dt><dd>' + e(herald.t('you only')) + '</dd>' : '') +
         '</dl>' +
         (n.body ? '<p class="body">' + e(n.body) + '</p>' : '') +
-        (url ? '<p><a class="link" href="' + e(url) + '" rel="noopener noreferrer">Open ' + e(url) + '</a></p>' : '') +
+        (url ? '<p><a class="link" href="' + e(url) + '" rel="noopener noreferrer">' + e(herald.t('Open {url}', {url: url})) + '</a></p>' : '') +
         dataHtml(n.data) +
         groupHtml(this.group(), n.id) +
         '<div class="actions">' + actions + '</div>';
@@ -108,8 +108,8 @@
         self.$('#detail-title').trigger('focus');
       }, function (error) {
         self.envelope = null;
-        self.$el.html('<div class="card-head"><h2 id="detail-title" tabindex="-1">Not found</h2>' +
-          '<button type="button" class="close-detail">Close</button></div>' +
+        self.$el.html('<div class="card-head"><h2 id="detail-title" tabindex="-1">' + e(herald.t('Not found')) + '</h2>' +
+          '<button type="button" class="close-detail">' + e(herald.t('Close')) + '</button></div>' +
           '<p>' + e(error.message) + '</p>').prop('hidden', false);
         self.columns.addClass('with-detail');
         self.$('#detail-title').trigger('focus');

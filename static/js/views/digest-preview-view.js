@@ -38,14 +38,14 @@
 
     render: function (digest, reply, documentUrl) {
       var frame = this.$('.preview-html');
-      this.$('#preview-heading').text('Preview of the digest for ' + digest.get('email'));
+      this.$('#preview-heading').text(herald.t('Preview of the digest for {email}', {email: digest.get('email')}));
       if (reply.total) {
-        this.$('.preview-subject').html('<strong>Subject:</strong> ' + _.escape(reply.subject));
+        this.$('.preview-subject').html('<strong>' + _.escape(herald.t('Subject:')) + '</strong> ' + _.escape(reply.subject));
         frame.prop('hidden', false).attr('src', documentUrl);
         this.$('.preview-text').text(reply.text);
       } else {
-        this.$('.preview-subject').html('Nothing collected yet; the next digest is due ' +
-          herald.timeHtml(new Date(reply.window * 1000)) + '.');
+        this.$('.preview-subject').html(herald.tHtml('Nothing collected yet; the next digest is due {time}.',
+          {time: herald.timeHtml(new Date(reply.window * 1000))}));
         frame.prop('hidden', true).removeAttr('src');
       }
       this.$('.preview-plain').prop('hidden', !reply.total);

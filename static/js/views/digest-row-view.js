@@ -10,7 +10,7 @@
   'use strict';
 
   herald.digestError = function (xhr) {
-    return (xhr && xhr.responseJSON && xhr.responseJSON.error) || 'failed: HTTP ' + (xhr && xhr.status);
+    return (xhr && xhr.responseJSON && xhr.responseJSON.error) || herald.t('failed: HTTP {status}', {status: xhr && xhr.status});
   };
 
   herald.DigestRowView = Backbone.View.extend(_.extend({
@@ -20,30 +20,34 @@
 
     template: function (d) {
       var e = _.escape;
-      return '<td data-label="Email">' + e(d.email) + '</td>' +
-        '<td data-label="Topics"><code>' + e(d.topics.join(', ')) + '</code></td>' +
-        '<td data-label="At least">' + e(d.min_severity) + '</td>' +
-        '<td data-label="Schedule" class="schedule"><code>' + e(d.schedule) + '</code>' +
+      var t = herald.t;
+      return '<td data-label="' + e(t('Email')) + '">' + e(d.email) + '</td>' +
+        '<td data-label="' + e(t('Topics')) + '"><code>' + e(d.topics.join(', ')) + '</code></td>' +
+        '<td data-label="' + e(t('At least')) + '">' + e(t(d.min_severity)) + '</td>' +
+        '<td data-label="' + e(t('Schedule')) + '" class="schedule"><code>' + e(d.schedule) + '</code>' +
         (d.schedule_words ? ' <span class="schedule-words">' + e(d.schedule_words) + '</span>' : '') +
         ' <small>(' + e(d.timezone) + ')</small>' +
-        (d.critical_now ? '<br><small>critical ones at once</small>' : '') + '</td>' +
-        '<td class="state" data-label="State">' + (d.enabled ? 'enabled' : 'paused') + '</td>' +
+        (d.critical_now ? '<br><small>' + e(t('critical ones at once')) + '</small>' : '') + '</td>' +
+        '<td class="state" data-label="' + e(t('State')) + '">' + e(d.enabled ? t('enabled') : t('paused')) + '</td>' +
         '<td class="actions">' + this.actions(d) + '</td>';
     },
 
     actions: function (d) {
-      var e = _.escape, which = ' digest for ' + e(d.email);
+      var e = _.escape, t = herald.t, email = {email: d.email};
       if (this.confirming) {
-        return '<span class="confirm" role="group" aria-label="Confirm delete">' +
-          '<span class="question">Delete the' + which + '?</span> ' +
-          '<button type="button" class="confirm-delete danger">Yes, delete</button>' +
-          '<button type="button" class="cancel-delete">No, keep it</button></span>';
+        return '<span class="confirm" role="group" aria-label="' + e(t('Confirm delete')) + '">' +
+          '<span class="question">' + e(t('Delete the digest for {email}?', email)) + '</span> ' +
+          '<button type="button" class="confirm-delete danger">' + e(t('Yes, delete')) + '</button>' +
+          '<button type="button" class="cancel-delete">' + e(t('No, keep it')) + '</button></span>';
       }
-      return '<button type="button" class="toggle" aria-label="' + (d.enabled ? 'Pause' : 'Resume') +
-        which + '">' + (d.enabled ? 'Pause' : 'Resume') + '</button>' +
-        '<button type="button" class="edit" aria-label="Edit' + which + '">Edit</button>' +
-        '<button type="button" class="preview" aria-label="Preview' + which + '">Preview</button>' +
-        '<button type="button" class="delete" aria-label="Delete' + which + '">Delete</button>';
+      return '<button type="button" class="toggle" aria-label="' +
+        e(d.enabled ? t('Pause the digest for {email}', email) : t('Resume the digest for {email}', email)) + '">' +
+        e(d.enabled ? t('Pause') : t('Resume')) + '</button>' +
+        '<button type="button" class="edit" aria-label="' + e(t('Edit the digest for {email}', email)) + '">' + e(t('Edit')) + '</button>' +
+        '<button type="button" class="preview" aria-label="' + e(t('Preview the digest for {email}', email)) + '">' +
+        e(t('Preview')) + '</button>' +
+        '<button type="button" class="delete" aria-label="' + e(t('Delete the digest for {email}', email)) + '">' +
+        e(t('Delete')) + '</button>';
     },
 
     events: {

@@ -72,7 +72,7 @@
         .done(function () {
           if (creating) view.collection.add(digest);
           view.reset();
-          view.say(creating ? 'created' : 'saved');
+          view.say(creating ? herald.t('created') : herald.t('saved'));
         })
         .fail(function (xhr) {
           if (!creating && xhr.status === 404) view.gone(digest);
@@ -90,7 +90,7 @@
       form.find('[name=timezone]').val(digest.get('timezone'));
       form.find('[name=critical_now]').prop('checked', digest.get('critical_now'));
       form.find('[name=enabled]').prop('checked', digest.get('enabled'));
-      this.$('.form-title').text('Edit the digest for ' + digest.get('email'));
+      this.$('.form-title').text(herald.t('Edit the digest for {email}', {email: digest.get('email')}));
       this.$('.cancel-edit').prop('hidden', false);
       this.say('');
       this.describe();
@@ -102,7 +102,7 @@
       this.editing = null;
       this.$('#digest-form')[0].reset();
       this.$('#digest-form [name=timezone]').val(BROWSER_ZONE);
-      this.$('.form-title').text('New digest');
+      this.$('.form-title').text(herald.t('New digest'));
       this.$('.cancel-edit').prop('hidden', true);
       this.say('');
       this.describe();
@@ -134,8 +134,8 @@
 
     // `digest` was deleted elsewhere: say so, and take it off the page.
     gone: function (digest) {
-      var text = 'This digest (' + digest.get('email') + ') was deleted, perhaps in another ' +
-        'tab; it is no longer in the list.';
+      var text = herald.t('This digest ({email}) was deleted, perhaps in another tab; it is no longer in the list.',
+                          {email: digest.get('email')});
       if (this.editing === digest) {
         this.reset();
         this.say(text, true);
@@ -146,7 +146,7 @@
     },
 
     deleted: function (email) {
-      this.notice('Deleted the digest for ' + email + '.');
+      this.notice(herald.t('Deleted the digest for {email}.', {email: email}));
       if (this.editing && !this.collection.get(this.editing.id)) this.reset();
       this.$('#digests-heading').trigger('focus');
     }

@@ -162,7 +162,8 @@
       return Promise.resolve().then(action).then(function () {
         if (words) self.trigger('did', words, inverse);
       }, function (error) {
-        var text = 'Not done: ' + ((error && error.message) || 'Herald is unreachable') + '.';
+        var why = (error && error.message) || herald.t('Herald is unreachable');
+        var text = herald.t('Not done: {why}.', {why: why});
         _.each(keys, function (key) {
           self.showFailure(key, {text: text, retry: function () { self.attempt(models, words, action, inverse); }});
         });
@@ -191,7 +192,8 @@
       var collection = this.collection;
       var changing = _.filter(models, function (m) { return m.get('read') !== read; });
       if (!changing.length) return;
-      this.attempt(changing, (read ? 'Marked read: ' : 'Marked unread: ') + herald.countWords(changing.length),
+      var count = {count: herald.countWords(changing.length)};
+      this.attempt(changing, read ? herald.t('Marked read: {count}', count) : herald.t('Marked unread: {count}', count),
                    function () { return collection.setReadChanging(changing, read).done; },
                    function () { return collection.setReadFor(changing, !read); });
     },
@@ -206,7 +208,8 @@
       if (!models.length) return;
       var collection = this.collection;
       this.clearSelection();
-      this.attempt(models, (archived === false ? 'Moved to the inbox: ' : 'Archived: ') + herald.countWords(models.length),
+      var count = {count: herald.countWords(models.length)};
+      this.attempt(models, archived === false ? herald.t('Moved to the inbox: {count}', count) : herald.t('Archived: {count}', count),
                    function () { return collection.archive(models, archived !== false); },
                    function () { return collection.archive(models, archived === false); });
     },
@@ -223,7 +226,7 @@
       if (!models.length) return;
       var collection = this.collection;
       this.clearSelection();
-      this.attempt(models, 'Snoozed until ' + herald.exactTime(new Date(until)) + ': ' + herald.countWords(models.length),
+      this.attempt(models, herald.t('Snoozed until {time}: {count}', {time: herald.exactTime(new Date(until)), count: herald.countWords(models.length)}),
                    function () { return collection.snooze(models, until); },
                    function () { return collection.unsnooze(models); });
     },
@@ -238,7 +241,7 @@
       var until = input.val() ? new Date(input.val()).getTime() : NaN;
       if (!(until > Date.now())) {
         input.attr('aria-invalid', 'true').trigger('focus');
-        herald.dispatcher.trigger('action:error', 'Choose a time in the future to snooze until.');
+        herald.dispatcher.trigger('action:error', herald.t('Choose a time in the future to snooze until.'));
         return;
       }
       this.snoozeModels(this.modelsFor(event), until);
@@ -257,7 +260,7 @@
       var topic = $(event.currentTarget).closest('li.notification').attr('data-topic');
       var collection = this.collection, self = this;
       collection.mute(topic).then(function () {
-        self.trigger('did', 'Muted ' + topic + ' (see Preferences)', function () { return collection.unmute(topic); });
+        self.trigger('did', herald.t('Muted {topic} (see Preferences)', {topic: topic}), function () { return collection.unmute(topic); });
       }, function () { /* told as action:error */ });
     }
   };
@@ -271,14 +274,14 @@
     var retry = document.createElement('button');
     retry.type = 'button';
     retry.className = 'retry';
-    retry.textContent = 'Retry';
+    retry.textContent = herald.t('Retry');
     note.appendChild(retry);
     return note;
   };
 
   // "1 notification", "3 notifications".
   herald.countWords = function (n) {
-    return n + (n === 1 ? ' notification' : ' notifications');
+    return herald.tn('{n} notification', '{n} notifications', n);
   };
   _.extend(herald.FeedView.prototype, herald.FeedActions);
 })(window.herald = window.herald || {});

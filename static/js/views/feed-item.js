@@ -21,6 +21,9 @@
   var e = _.escape;
 
   herald.SEVERITY_ICONS = {info: 'ℹ', success: '✓', warning: '⚠', error: '✖', critical: '‼'};
+  herald.SEVERITY_WORDS = {info: herald.t('info'), success: herald.t('success'), warning: herald.t('warning'),
+                           error: herald.t('error'), critical: herald.t('critical')};
+  herald.severityWord = function (severity) { return herald.SEVERITY_WORDS[severity] || severity; };
 
   // What a group is, for drawing it and for the views that count or sort it.
   herald.describeGroup = function (group, collection) {
@@ -45,33 +48,34 @@
 
   function actionsHtml(view, read) {
     var html = '<button type="button" class="toggle-read" tabindex="-1">' +
-      (read ? 'Mark unread' : 'Mark read') + '</button>';
+      (read ? herald.t('Mark unread') : herald.t('Mark read')) + '</button>';
     if (view === 'archived') {
-      return html + '<button type="button" class="unarchive" tabindex="-1">Move to inbox</button>';
+      return html + '<button type="button" class="unarchive" tabindex="-1">' + herald.t('Move to inbox') + '</button>';
     }
     if (view === 'snoozed') {
-      return html + '<button type="button" class="unsnooze" tabindex="-1">Wake now</button>';
+      return html + '<button type="button" class="unsnooze" tabindex="-1">' + herald.t('Wake now') + '</button>';
     }
-    return html + '<button type="button" class="archive" tabindex="-1">Archive</button>' +
+    return html + '<button type="button" class="archive" tabindex="-1">' + herald.t('Archive') + '</button>' +
       herald.snoozeMenu() +
-      '<button type="button" class="mute" tabindex="-1">Mute topic</button>';
+      '<button type="button" class="mute" tabindex="-1">' + herald.t('Mute topic') + '</button>';
   }
 
   // After the title: how far a run got and how many updates, or how many times it came.
   function countHtml(d) {
     if (d.run) {
-      var state = d.outcome === 'failed' ? 'failed' : d.outcome === 'succeeded' ? 'done' :
-        (d.percent !== null ? Math.round(d.percent) + '%' : 'running');
+      var state = d.outcome === 'failed' ? herald.t('failed') : d.outcome === 'succeeded' ? herald.t('done') :
+        (d.percent !== null ? Math.round(d.percent) + '%' : herald.t('running'));
       return ' <span class="run-state run-' + e(d.outcome || 'running') + '">' + e(state) + '</span>' +
-        (d.count > 1 ? ' <span class="count">' + d.count + ' updates</span>' : '');
+        (d.count > 1 ? ' <span class="count">' + e(herald.tn('{n} update', '{n} updates', d.count)) + '</span>' : '');
     }
     return d.count > 1 ? ' <span class="count"><span aria-hidden="true">×' + d.count + '</span>' +
-      '<span class="sr-only">, ' + d.count + ' times</span></span>' : '';
+      '<span class="sr-only">, ' + e(herald.tn('{n} time', '{n} times', d.count)) + '</span></span>' : '';
   }
 
   // The checkbox's name: what the row is.
   function label(d) {
-    return d.json.title + (d.count > 1 ? ', ' + d.count + (d.run ? ' updates' : ' times') : '');
+    return d.json.title + (d.count > 1 ? ', ' + (d.run ? herald.tn('{n} update', '{n} updates', d.count) :
+      herald.tn('{n} time', '{n} times', d.count)) : '');
   }
 
   // The <li> of a group; `options`: {view, selected, pinned, until}.
@@ -83,30 +87,30 @@
     item.setAttribute('data-id', d.newest.id);
     item.setAttribute('data-topic', n.topic);
     item.setAttribute('data-key', key);
-    var title = e(label(d));
     item.innerHTML =
-      '<input type="checkbox" class="select" tabindex="-1" aria-label="Select: ' + title + '"' +
+      '<input type="checkbox" class="select" tabindex="-1" aria-label="' + e(herald.t('Select: {title}', {title: label(d)})) + '"' +
         (options.selected ? ' checked' : '') + '>' +
       '<span class="dot" aria-hidden="true"></span>' +
       '<div class="main">' +
         '<button type="button" class="open" tabindex="-1">' +
           '<span class="sev-icon" aria-hidden="true">' + e(herald.SEVERITY_ICONS[n.severity] || '') + '</span>' +
-          (d.read ? '' : '<span class="sr-only">Unread: </span>') +
+          (d.read ? '' : '<span class="sr-only">' + e(herald.t('Unread:')) + ' </span>') +
           '<span class="title">' + e(n.title) + '</span>' + countHtml(d) +
         '</button>' +
         '<div class="meta">' +
-          (options.pinned ? '<span class="pin">Pinned</span>' : '') +
-          (n.severity === 'info' ? '' : '<span class="severity">' + e(n.severity) + '</span>') +
-          (d.mine ? '<span class="for-you">For you</span>' : '') +
+          (options.pinned ? '<span class="pin">' + e(herald.t('Pinned')) + '</span>' : '') +
+          (n.severity === 'info' ? '' : '<span class="severity">' + e(herald.severityWord(n.severity)) + '</span>') +
+          (d.mine ? '<span class="for-you">' + e(herald.t('For you')) + '</span>' : '') +
           '<span class="topic">' + e(n.topic) + '</span>' +
           '<time datetime="' + e(n.ts) + '"></time>' +
-          (options.until ? '<span class="until">back ' + e(herald.exactTime(new Date(options.until))) + '</span>' : '') +
+          (options.until ? '<span class="until">' +
+            e(herald.t('back {time}', {time: herald.exactTime(new Date(options.until))})) + '</span>' : '') +
         '</div>' +
         (d.run && d.percent !== null ?
-          '<progress max="100" value="' + Math.round(d.percent) + '" aria-label="Progress"></progress>' : '') +
+          '<progress max="100" value="' + Math.round(d.percent) + '" aria-label="' + e(herald.t('Progress')) + '"></progress>' : '') +
         (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') +
       '</div>' +
-      '<div class="actions" role="group" aria-label="Actions">' + actionsHtml(options.view, d.read) + '</div>';
+      '<div class="actions" role="group" aria-label="' + e(herald.t('Actions')) + '">' + actionsHtml(options.view, d.read) + '</div>';
     var time = item.querySelector('time');
     time.textContent = d.newest.relativeTime();
     time.title = d.newest.exactTime();

@@ -9,6 +9,7 @@
   'use strict';
 
   var e = _.escape;
+  var STATUS = {running: herald.t('running'), succeeded: herald.t('succeeded'), failed: herald.t('failed')};
 
   function known(value) {
     return value !== null && value !== undefined;
@@ -28,10 +29,14 @@
   function success(job) {
     var parts = [];
     if (known(job.rowsWritten)) {
-      parts.push(e(job.rowsWritten.toLocaleString()) + ' rows written' +
-                 (job.outputPath ? ' to <code>' + e(job.outputPath) + '</code>' : ''));
+      var rows = job.rowsWritten.toLocaleString(herald.locale);
+      parts.push(job.outputPath ? herald.tHtml('{rows} rows written to {path}', {rows: e(rows),
+        path: '<code>' + e(job.outputPath) + '</code>'}) : e(herald.t('{rows} rows written', {rows: rows})));
     }
-    if (known(job.duration)) parts.push((parts.length ? 'in ' : 'Finished in ') + e(job.duration.toFixed(1)) + ' s');
+    if (known(job.duration)) {
+      var seconds = {s: job.duration.toLocaleString(herald.locale, {minimumFractionDigits: 1, maximumFractionDigits: 1})};
+      parts.push(e(parts.length ? herald.t('in {s} s', seconds) : herald.t('Finished in {s} s', seconds)));
+    }
     return parts.length ? parts.join(' ') : said(job);
   }
 
@@ -46,20 +51,20 @@
     // The bar's width is set through the CSSOM in render: the CSP refuses inline style.
     // A run with no progress reported has no bar (a failed run's says where it stopped).
     template: function (job) {
-      var html = '<div class="job-head"><strong class="job-name">' + e(job.name || 'A run') + '</strong>' +
-        '<span class="job-status">' + e(job.status) + '</span>' +
+      var html = '<div class="job-head"><strong class="job-name">' + e(job.name || herald.t('A run')) + '</strong>' +
+        '<span class="job-status">' + e(STATUS[job.status] || job.status) + '</span>' +
         (job.startedAt ?
-          '<span class="job-started">started ' + herald.timeHtml(job.startedAt) + '</span>' : '') +
+          '<span class="job-started">' + herald.tHtml('started {time}', {time: herald.timeHtml(job.startedAt)}) + '</span>' : '') +
         (job.correlationId ? '<code class="job-id">' + e(job.correlationId) + '</code>' : '') + '</div>';
       if (known(job.percent)) {
-        html += '<div class="progress" role="progressbar" aria-label="Progress" ' +
+        html += '<div class="progress" role="progressbar" aria-label="' + e(herald.t('Progress')) + '" ' +
           'aria-valuemin="0" aria-valuemax="100" ' +
           'aria-valuenow="' + e(job.percent) + '"><div class="bar"></div></div>' +
-          '<div class="progress-text">' + (job.status === 'failed' ? 'Stopped at ' : '') + e(job.percent) + '%' +
-          (job.tasksTotal ? ' · ' + e(job.tasksCompleted) + ' / ' + e(job.tasksTotal) + ' tasks' : '') +
+          '<div class="progress-text">' + e(job.status === 'failed' ? herald.t('Stopped at {percent}%', {percent: job.percent}) : job.percent + '%') +
+          (job.tasksTotal ? ' · ' + e(herald.t('{done} / {total} tasks', {done: job.tasksCompleted, total: job.tasksTotal})) : '') +
           '</div>';
       } else if (job.status === 'running') {
-        html += '<div class="progress-text">No progress reported yet.</div>';
+        html += '<div class="progress-text">' + e(herald.t('No progress reported yet.')) + '</div>';
       }
       if (job.status === 'succeeded') html += '<div class="outcome success">' + success(job) + '</div>';
       if (job.status === 'failed') html += '<div class="outcome failure">' + failure(job) + '</div>';

@@ -8,23 +8,25 @@
   'use strict';
 
   var e = _.escape;
-  var MODES = [['app', 'In the app only'], ['hourly', 'Email digest, hourly'],
-               ['daily', 'Email digest, daily (08:00)'], ['weekly', 'Email digest, weekly (Monday 08:00)'],
-               ['critical', 'Email at once, critical only'], ['mute', 'Muted: not in the inbox']];
+  var t = herald.t;  // the page's language (i18n.js)
+  var MODES = [['app', t('In the app only')], ['hourly', t('Email digest, hourly')],
+               ['daily', t('Email digest, daily (08:00)')], ['weekly', t('Email digest, weekly (Monday 08:00)')],
+               ['critical', t('Email at once, critical only')], ['mute', t('Muted: not in the inbox')]];
 
   herald.PreferencesView = Backbone.View.extend({
     rule: function (rule, index) {
       var id = 'rule-' + index + '-';
       return '<li>' +
-        '<label for="' + id + 'topic">Topic prefix <input id="' + id + 'topic" class="rule-topic" required ' +
+        '<label for="' + id + 'topic">' + e(t('Topic prefix')) + ' <input id="' + id + 'topic" class="rule-topic" required ' +
           'value="' + e(rule.topic) + '" placeholder="ops, spark, *"></label>' +
-        '<label for="' + id + 'mode">How <select id="' + id + 'mode" class="rule-mode">' +
+        '<label for="' + id + 'mode">' + e(t('How')) + ' <select id="' + id + 'mode" class="rule-mode">' +
           _.map(MODES, function (mode) {
             return '<option value="' + mode[0] + '"' + (mode[0] === rule.mode ? ' selected' : '') + '>' +
               e(mode[1]) + '</option>';
           }).join('') + '</select></label>' +
-        '<button type="button" class="remove-rule" aria-label="Remove the rule for ' +
-          e(rule.topic || 'this topic') + '">Remove</button>' +
+        '<button type="button" class="remove-rule" aria-label="' +
+          e(rule.topic ? t('Remove the rule for {topic}', {topic: rule.topic}) : t('Remove the rule for this topic')) +
+          '">' + e(t('Remove')) + '</button>' +
         '</li>';
     },
 
@@ -81,14 +83,14 @@
 
     save: function (event) {
       event.preventDefault();
-      var status = this.$('.status').removeClass('error').text('Saving…');
+      var status = this.$('.status').removeClass('error').text(t('Saving…'));
       var self = this;
       herald.client.send('/api/preferences', self.read(), 'PUT').then(function (prefs) {
         self.show(prefs);
-        status.text('Saved.');
+        status.text(t('Saved.'));
       }, function (error) {
         // Herald out of reach says "not saved" itself (herald.js); a refusal names the field.
-        status.addClass('error').text(error.retryable ? error.message : 'Not saved: ' + error.message);
+        status.addClass('error').text(error.retryable ? error.message : t('Not saved: {why}', {why: error.message}));
       });
     }
   });

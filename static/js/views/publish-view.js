@@ -22,7 +22,7 @@
       _.each(form.serializeArray(), function (field) {
         if ($.trim(field.value)) envelope[field.name] = field.value;
       });
-      status.text('publishing…').removeClass('error');
+      status.text(herald.t('publishing…')).removeClass('error');
       $.ajax({
         url: '/api/notifications',
         method: 'POST',
@@ -30,11 +30,11 @@
         data: JSON.stringify(envelope),
         headers: {'X-CSRFToken': this.csrfToken}
       }).done(function (reply) {
-        status.text('published ' + reply.id);
+        status.text(herald.t('published {id}', {id: reply.id}));
         form.find('input[name=title], textarea').val('');
       }).fail(function (xhr) {
         var reply = xhr.responseJSON || {};
-        status.text(reply.error || ('failed: HTTP ' + xhr.status)).addClass('error');
+        status.text(reply.error || herald.t('failed: HTTP {status}', {status: xhr.status})).addClass('error');
       });
     }
   });

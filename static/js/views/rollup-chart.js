@@ -16,7 +16,7 @@
   var ROW = 28, BAR = 18;      // px per bar, px of bar
   var CHAR = 6.8;              // px per character of 12 px text, roughly
   var HEAD = 22, FOOT = 44;    // px above the bars (axis title), below (ticks, axis title)
-  var COMPACT = new Intl.NumberFormat(undefined, {notation: 'compact'});
+  var COMPACT = new Intl.NumberFormat(herald.locale, {notation: 'compact'});
 
   function node(name, attributes, text) {
     var element = document.createElementNS(SVG, name);
@@ -34,7 +34,7 @@
     var rest = sorted.slice(TOP);
     if (rest.length === 1) bars.push({label: rest[0].topic, total: rest[0].total, other: false});
     if (rest.length > 1) {
-      bars.push({label: 'other (' + rest.length + ' topics)', other: true,
+      bars.push({label: herald.t('other ({n} topics)', {n: rest.length}), other: true,
                  total: _.reduce(rest, function (sum, row) { return sum + row.total; }, 0)});
     }
     return bars;
@@ -56,7 +56,7 @@
   herald.rollupChart = function (topics, width) {
     var bars = herald.rollupBars(topics);
     var longest = _.max(_.map(bars, function (bar) { return bar.label.length; }).concat([5]));
-    var widest = _.max(_.map(bars, function (bar) { return bar.total.toLocaleString().length; }));
+    var widest = _.max(_.map(bars, function (bar) { return bar.total.toLocaleString(herald.locale).length; }));
     var labels = Math.min(Math.max(longest * CHAR + 10, 60), width * 0.42);
     var left = labels, right = width - (widest * CHAR + 10);
     var plot = Math.max(right - left, 40);
@@ -65,11 +65,11 @@
     var step = tickStep(top, Math.max(Math.floor(plot / 90), 2));
     var scale = plot / top;
     var chart = node('svg', {width: width, height: bottom + FOOT, class: 'chart', role: 'img',
-      'aria-label': 'Notifications per topic: ' + _.map(bars, function (bar) {
-        return bar.label + ' ' + bar.total.toLocaleString();
+      'aria-label': herald.t('Notifications per topic:') + ' ' + _.map(bars, function (bar) {
+        return bar.label + ' ' + bar.total.toLocaleString(herald.locale);
       }).join('; ')});
 
-    chart.appendChild(node('text', {x: 0, y: 14, class: 'axis-title'}, 'Topic'));
+    chart.appendChild(node('text', {x: 0, y: 14, class: 'axis-title'}, herald.t('Topic')));
     for (var tick = 0; tick <= top; tick += step) {
       var x = left + tick * scale;
       chart.appendChild(node('line', {x1: x, x2: x, y1: HEAD - 4, y2: bottom, class: 'grid'}));
@@ -78,7 +78,7 @@
     }
     chart.appendChild(node('line', {x1: left, x2: left, y1: HEAD - 4, y2: bottom, class: 'axis'}));
     chart.appendChild(node('text', {x: left + plot / 2, y: bottom + 38, 'text-anchor': 'middle',
-                                    class: 'axis-title'}, 'Notifications'));
+                                    class: 'axis-title'}, herald.t('Notifications')));
 
     _.each(bars, function (bar, i) {
       var y = HEAD + i * ROW + (ROW - BAR) / 2, length = Math.max(bar.total * scale, 1);
@@ -89,10 +89,10 @@
       chart.appendChild(label);
       var rect = node('rect', {x: left, y: y, width: length, height: BAR, rx: 2,
                                class: 'bar' + (bar.other ? ' other' : ''), 'data-topic': bar.label});
-      rect.appendChild(node('title', {}, bar.label + ': ' + bar.total.toLocaleString()));
+      rect.appendChild(node('title', {}, bar.label + ': ' + bar.total.toLocaleString(herald.locale)));
       chart.appendChild(rect);
       chart.appendChild(node('text', {x: left + length + 5, y: y + BAR / 2 + 4, class: 'value'},
-                             bar.total.toLocaleString()));
+                             bar.total.toLocaleString(herald.locale)));
     });
     return chart;
   };

@@ -10,10 +10,10 @@
   herald.RollupView = Backbone.View.extend({
     rowTemplate: function (row) {
       var e = _.escape;
-      return '<tr><td data-label="Topic"><code>' + e(row.topic) + '</code></td>' +
-        '<td class="num" data-label="Notifications">' + e(row.total.toLocaleString()) + '</td>' +
-        '<td data-label="First seen">' + herald.timeHtml(row.first_seen) + '</td>' +
-        '<td data-label="Last seen">' + herald.timeHtml(row.last_seen) + '</td></tr>';
+      return '<tr><td data-label="' + e(herald.t('Topic')) + '"><code>' + e(row.topic) + '</code></td>' +
+        '<td class="num" data-label="' + e(herald.t('Notifications')) + '">' + e(row.total.toLocaleString(herald.locale)) + '</td>' +
+        '<td data-label="' + e(herald.t('First seen')) + '">' + herald.timeHtml(row.first_seen) + '</td>' +
+        '<td data-label="' + e(herald.t('Last seen')) + '">' + herald.timeHtml(row.last_seen) + '</td></tr>';
     },
 
     initialize: function (options) {
@@ -40,13 +40,13 @@
         return herald.client.get('/api/spark/rollup').then(function (summary) { view.render(summary); });
       }).catch(function (error) {
         if (error.status === 404) return view.none();  // removed between the two answers
-        view.$('.rollup-state').text('Cannot read the latest rollup: ' + error.message + '.');
+        view.$('.rollup-state').text(herald.t('Cannot read the latest rollup: {why}.', {why: error.message}));
       });
     },
 
     none: function () {
       this.summary = null;
-      this.$('.rollup-state').addClass('empty').text('No rollup yet: none has run. “Run rollup now” makes one.');
+      this.$('.rollup-state').addClass('empty').text(herald.t('No rollup yet: none has run. “Run rollup now” makes one.'));
       this.$('.rollup-figure, .topics-block').prop('hidden', true);
     },
 
@@ -57,10 +57,11 @@
       this.summary = summary;
       this.drawnWidth = null;  // a new summary is always drawn
       this.$('.rollup-state').removeClass('empty').html(
-        'Made ' + herald.timeHtml(summary.generated_at) + ' from ' +
-        _.escape(Number(summary.rows_read || 0).toLocaleString()) + ' notifications' +
-        (firsts.length ? ', sent between ' + herald.timeHtml(firsts[0]) + ' and ' +
-          herald.timeHtml(lasts[lasts.length - 1]) : '') + '.');
+        firsts.length ? herald.tHtml('Made {time} from {n} notifications, sent between {first} and {last}.', {
+          time: herald.timeHtml(summary.generated_at), n: _.escape(Number(summary.rows_read || 0).toLocaleString(herald.locale)),
+          first: herald.timeHtml(firsts[0]), last: herald.timeHtml(lasts[lasts.length - 1])}) :
+          herald.tHtml('Made {time} from {n} notifications.', {time: herald.timeHtml(summary.generated_at),
+            n: _.escape(Number(summary.rows_read || 0).toLocaleString(herald.locale))}));
       this.$('.rollup-figure, .topics-block').prop('hidden', !topics.length);
       this.renderChart();
       this.$('tbody').html(_.map(topics, this.rowTemplate, this).join(''));

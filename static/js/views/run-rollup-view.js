@@ -17,7 +17,12 @@
   var RECHECK_MS = 10000;
 
   function errorOf(xhr) {
-    return (xhr.responseJSON && xhr.responseJSON.error) || 'failed: HTTP ' + xhr.status;
+    return (xhr.responseJSON && xhr.responseJSON.error) || herald.t('failed: HTTP {status}', {status: xhr.status});
+  }
+
+  // "Run <id> succeeded." or "Run <id> failed.", in the page's language.
+  function ended(id, status) {
+    return status === 'failed' ? herald.t('Run {id} failed.', {id: id}) : herald.t('Run {id} succeeded.', {id: id});
   }
 
   herald.RunRollupView = Backbone.View.extend({
@@ -58,7 +63,7 @@
       this.presses += 1;
       this.busy(1);
       this.disable(true);
-      this.say('Starting a rollup…', '');
+      this.say(herald.t('Starting a rollup…'), '');
       $.ajax({url: '/api/spark/rollup', method: 'POST', headers: {'X-CSRFToken': this.csrfToken}})
         .always(function () {
           view.starting = false;
@@ -88,7 +93,7 @@
       if (job && FINAL[job.get('status')]) {
         this.running = null;
         this.disable(false);
-        this.say('Run ' + id + ' ' + job.get('status') + '.', undefined);
+        this.say(ended(id, job.get('status')), undefined);
         return;
       }
       this.running = id;
@@ -109,7 +114,7 @@
       window.clearTimeout(this.timer);
       this.timer = null;
       this.disable(false);
-      this.say(job ? 'Run ' + id + ' ' + job.get('status') + '.' : 'The rollup has ended.', '');
+      this.say(job ? ended(id, job.get('status')) : herald.t('The rollup has ended.'), '');
     },
 
     schedule: function () {
@@ -125,7 +130,7 @@
 
     runningText: function (job) {
       var percent = job && job.get('percent');
-      return 'Running ' + this.running + (percent !== null && percent !== undefined ? ' · ' + percent + '%' : '');
+      return herald.t('Running {id}', {id: this.running}) + (percent !== null && percent !== undefined ? ' · ' + percent + '%' : '');
     },
 
     busy: function (change) {

@@ -6,7 +6,7 @@
 (function (herald) {
   'use strict';
 
-  var e = _.escape;
+  var e = _.escape, SNOOZE = e(herald.t('Snooze'));
 
   // Snooze choices: a label and when (ms) from now.
   function snoozeChoices(now) {
@@ -15,8 +15,9 @@
     tomorrow.setHours(9, 0, 0, 0);
     var monday = new Date(tomorrow);
     monday.setDate(monday.getDate() + ((8 - monday.getDay()) % 7 || 7) - 1);
-    return [['1 hour', now + 3600000], ['4 hours', now + 4 * 3600000],
-            ['Tomorrow 9:00', tomorrow.getTime()], ['Next week', monday.getTime()]];
+    return [[herald.tn('{n} hour', '{n} hours', 1), now + 3600000],
+            [herald.tn('{n} hour', '{n} hours', 4), now + 4 * 3600000],
+            [herald.t('Tomorrow 9:00'), tomorrow.getTime()], [herald.t('Next week'), monday.getTime()]];
   }
   herald.snoozeChoices = snoozeChoices;
 
@@ -33,7 +34,7 @@
   // notification took from the socket to the feed (bench/RESULTS.md); and the
   // choices are then "1 hour from now" when it opens, not when the item was drawn.
   herald.snoozeMenu = function () {
-    return '<details class="snooze"><summary>Snooze</summary><div class="menu"></div></details>';
+    return '<details class="snooze"><summary>' + SNOOZE + '</summary><div class="menu"></div></details>';
   };
 
   // Fill the menu of `details` (a snoozeMenu) with the choices from `now`.
@@ -45,8 +46,8 @@
         return '<button type="button" class="snooze-for" data-until="' + choice[1] + '">' +
           e(choice[0]) + '</button>';
       }).join('') +
-      '<label>Until <input type="datetime-local" class="snooze-at" min="' + min + '"></label>' +
-      '<button type="button" class="snooze-custom">Snooze until then</button>';
+      '<label>' + e(herald.t('Until')) + ' <input type="datetime-local" class="snooze-at" min="' + min + '"></label>' +
+      '<button type="button" class="snooze-custom">' + e(herald.t('Snooze until then')) + '</button>';
   };
 
   // Fill each snooze menu under `root` as it opens (`toggle` does not bubble: caught

@@ -23,22 +23,22 @@
 
   var GRACE = 1500;  // ms a reconnect may take before the banner speaks up
   var OUTAGE_DELAYS = [2, 4, 8, 10];  // s between the outage page's tries (jittered: 50-100%)
-  var WORKS = 'You can keep reading what is shown; new notifications and actions will ' +
-              'resume when it is back.';
+  var t = herald.t;  // the page's language (i18n.js)
+  var WORKS = t('You can keep reading what is shown; new notifications and actions will resume when it is back.');
 
   // What each problem says: a title, then what still works (or what to do).
   var SAY = {
-    server: ['Offline: Herald cannot be reached.', WORKS],
-    device: ['Offline: this device has no network.', WORKS],
-    refused: ['Herald refused this connection.', 'Reload the page, or sign in again.'],
-    busy: ['Herald is busy and asked this page to come back shortly.', WORKS],
-    redis: ['Herald cannot reach its database (Redis).', WORKS],
-    outage: ['Herald cannot reach its database (Redis).',
-             'Nothing you saved is lost: this page appears by itself as soon as Redis answers.']
+    server: [t('Offline: Herald cannot be reached.'), WORKS],
+    device: [t('Offline: this device has no network.'), WORKS],
+    refused: [t('Herald refused this connection.'), t('Reload the page, or sign in again.')],
+    busy: [t('Herald is busy and asked this page to come back shortly.'), WORKS],
+    redis: [t('Herald cannot reach its database (Redis).'), WORKS],
+    outage: [t('Herald cannot reach its database (Redis).'),
+             t('Nothing you saved is lost: this page appears by itself as soon as Redis answers.')]
   };
 
   function clock(ms) {
-    return new Date(ms).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'});
+    return new Date(ms).toLocaleTimeString(herald.locale, {hour: '2-digit', minute: '2-digit'});
   }
 
   herald.StatusBanner = Backbone.View.extend({
@@ -125,7 +125,7 @@
       }
       var title = say[0];
       if (this.shown === 'redis' && this.redis.since) {
-        title = title.replace(/\.$/, '') + ' since ' + clock(this.redis.since) + '.';
+        title = t('Herald cannot reach its database (Redis) since {time}.', {time: clock(this.redis.since)});
       }
       var detail = this.shown === 'refused' && this.refusal && this.refusal.message ?
         ' (' + this.refusal.message + ')' : '';
@@ -148,14 +148,14 @@
       self.ticker = null;
       if (self.shown) self.renderButton();
       if (self.shown === 'redis' && self.socket === 'connected') {
-        text = 'Herald checks again every few seconds; this goes away by itself.';
+        text = t('Herald checks again every few seconds; this goes away by itself.');
       } else if (self.shown === 'device') {
-        text = 'Herald reconnects as soon as the network is back.';
+        text = t('Herald reconnects as soon as the network is back.');
       } else if (self.shown) {
         var at = self.shown === 'outage' ? self.outageAt : self.retryAt;
         var left = at ? Math.ceil((at - Date.now()) / 1000) : 0;
         if (self.shown === 'refused' && !at) text = '';
-        else text = left > 0 ? 'Next try in ' + left + ' s.' : 'Trying again now…';
+        else text = left > 0 ? t('Next try in {n} s.', {n: left}) : t('Trying again now…');
         if (left > 0) self.ticker = setTimeout(function () { self.renderWhen(); }, 1000);
       }
       self.$('.status-when').text(text);

@@ -26,18 +26,18 @@
     itemTemplate: function (topic) {
       var id = _.escape(topic.id);
       return '<li data-topic="' + id + '"><code>' + id + '</code> ' +
-        '<button type="button" class="unsubscribe" aria-label="Unsubscribe from ' + id + '">' +
-        'Unsubscribe</button></li>';
+        '<button type="button" class="unsubscribe" aria-label="' +
+        _.escape(herald.t('Unsubscribe from {topic}', {topic: topic.id})) + '">' + _.escape(herald.t('Unsubscribe')) + '</button></li>';
     },
 
     optionTemplate: function (choice, index, typed, covered) {
       return '<li role="option" id="' + this.cid + '-option-' + index + '" aria-selected="false"' +
         ' data-topic="' + _.escape(choice.name) + '">' +
         '<span class="suggestion-name">' + marked(choice.name, typed) + '</span>' +
-        (choice.prefix ? '<span class="suggestion-tag">prefix</span>' : '') +
-        (covered ? '<span class="suggestion-tag">subscribed</span>' : '') +
+        (choice.prefix ? '<span class="suggestion-tag">' + _.escape(herald.t('prefix')) + '</span>' : '') +
+        (covered ? '<span class="suggestion-tag">' + _.escape(herald.t('subscribed')) + '</span>' : '') +
         '<span class="suggestion-count">' + choice.count +
-        '<span class="sr-only"> ' + (choice.count === 1 ? 'notification' : 'notifications') +
+        '<span class="sr-only"> ' + _.escape(herald.tn('notification', 'notifications', choice.count)) +
         '</span></span></li>';
     },
 
@@ -60,10 +60,10 @@
         'aria-controls': listId, autocomplete: 'off', spellcheck: 'false'
       });
       this.list = $('<ul class="topic-suggestions" role="listbox" hidden></ul>')
-        .attr({id: listId, 'aria-label': 'Known topics'});
+        .attr({id: listId, 'aria-label': herald.t('Known topics')});
       this.input.after(this.list);
       this.popular = $('<div class="popular" role="group" hidden></div>')
-        .attr('aria-label', 'Popular topics: subscribe with one click');
+        .attr('aria-label', herald.t('Popular topics: subscribe with one click'));
       this.$('.topics').before(this.popular);
       this.status = $('<p class="sr-only" role="status"></p>').appendTo(this.$el);
       this.choices = [];   // what the open list shows
@@ -94,7 +94,7 @@
       var show = this.collection.length === 0 && top.length > 0;
       this.popular.prop('hidden', !show);
       if (!show) return this.popular.empty();
-      this.popular.html('<span class="popular-label">Popular here:</span> ' + _.map(top, function (c) {
+      this.popular.html('<span class="popular-label">' + _.escape(herald.t('Popular here:')) + '</span> ' + _.map(top, function (c) {
         return '<button type="button" class="suggest" data-topic="' + _.escape(c.name) + '">' +
           _.escape(c.name) + ' <span class="suggestion-count">(' + c.count + ')</span></button>';
       }).join(' '));
@@ -137,8 +137,8 @@
       this.list.prop('hidden', false);
       this.input.attr('aria-expanded', 'true');
       this.highlight(-1);
-      this.status.text(this.choices.length + (this.choices.length === 1 ? ' suggestion' :
-        ' suggestions') + ': use Up and Down to choose');
+      this.status.text(herald.tn('{n} suggestion: use Up and Down to choose',
+        '{n} suggestions: use Up and Down to choose', this.choices.length));
     },
 
     close: function () {
@@ -208,7 +208,7 @@
       var status = this.status;
       this.input.val('');
       this.collection.subscribe(topic).then(function (added) {
-        if (added.length) status.text('Subscribed to ' + topic);
+        if (added.length) status.text(herald.t('Subscribed to {topic}', {topic: topic}));
       });
     },
 

@@ -19,11 +19,11 @@
     template: function (n) {
       return '<button class="open-toast" type="button">' +
           '<span class="severity"><span class="icon" aria-hidden="true">' +
-            e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(n.severity) + '</span>' +
+            e(herald.SEVERITY_ICONS[n.severity] || '') + '</span> ' + e(herald.severityWord(n.severity)) + '</span>' +
           '<span class="title">' + e(n.title) + '</span>' +
           '<span class="topic">' + e(n.topic) + '</span>' +
         '</button>' +
-        '<button class="close" type="button" aria-label="Dismiss">&times;</button>';
+        '<button class="close" type="button" aria-label="' + e(herald.t('Dismiss')) + '">&times;</button>';
     },
 
     events: {
@@ -73,7 +73,7 @@
       var more = this.$('.toast-more');
       if (!this.queue.length) { more.remove(); return; }
       if (!more.length) more = $('<button type="button" class="toast-more">').appendTo(this.$el);
-      more.text(this.queue.length + ' more');
+      more.text(herald.t('{n} more', {n: this.queue.length}));
     },
 
     open: function (event) {

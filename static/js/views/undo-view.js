@@ -19,8 +19,8 @@
       clearTimeout(this.timer);
       this.inverse = inverse;
       this.$el.html('<span class="undo-text"></span> ' +
-        (inverse ? '<button type="button" class="undo">Undo</button>' : '') +
-        '<button type="button" class="dismiss" aria-label="Dismiss">×</button>').prop('hidden', false);
+        (inverse ? '<button type="button" class="undo">' + _.escape(herald.t('Undo')) + '</button>' : '') +
+        '<button type="button" class="dismiss" aria-label="' + _.escape(herald.t('Dismiss')) + '">×</button>').prop('hidden', false);
       this.$('.undo-text').text(text);
       this.timer = setTimeout(_.bind(this.hide, this), UNDO_MS);
     },
@@ -31,9 +31,10 @@
       this.inverse = null;
       var self = this;
       Promise.resolve(inverse()).then(function () {
-        self.offer('Undone.', null);
+        self.offer(herald.t('Undone.'), null);
       }, function (error) {
-        self.offer('Could not undo: ' + ((error && error.message) || 'Herald is unreachable'), null);
+        var why = (error && error.message) || herald.t('Herald is unreachable');
+        self.offer(herald.t('Could not undo: {why}', {why: why}), null);
       });
     },
 

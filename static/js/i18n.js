@@ -1,0 +1,70 @@
+/*
+ * The page's language in its scripts: messages, plurals, dates, relative times.
+ *
+ * The server embeds the messages of the page's locale (translations/<locale>,
+ * the ones found in static/js) as `#herald-i18n` (app/web/i18n.py); English
+ * needs none: a message is its own English text. The locale is the page's
+ * (`<html lang>`), so its dates and relative times never speak another language.
+ *
+ *   herald.t('Snoozed until {time}', {time: when})
+ *   herald.tn('{n} notification', '{n} notifications', n)   // {n} is filled in
+ *   herald.tHtml('started {time}', {time: '<time>…</time>'})  // values are HTML
+ */
+(function (herald) {
+  'use strict';
+
+  var island = document.getElementById('herald-i18n'), data = {};
+  try { data = island ? JSON.parse(island.textContent) : {}; } catch (ignored) { data = {}; }
+  var messages = data.messages || {};
+  herald.locale = document.documentElement.lang || data.locale || 'en';
+  var plurals = new Intl.PluralRules(herald.locale);
+
+  function fill(text, values) {
+    if (!values) return text;
+    return text.replace(/\{(\w+)\}/g, function (whole, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole;
+    });
+  }
+
+  herald.t = function (message, values) {
+    var text = messages[message];
+    return fill(typeof text === 'string' && text ? text : message, values);
+  };
+
+  // The message as HTML: its text escaped, `html`'s values put in as they are (markup
+  // the caller built, escaped already), e.g. tHtml('started {time}', {time: timeHtml(at)}).
+  herald.tHtml = function (message, html) {
+    var text = messages[message];
+    return fill(_.escape(typeof text === 'string' && text ? text : message), html);
+  };
+
+  // English and German have two forms: "one" is the first, everything else the second.
+  herald.tn = function (singular, plural, n, values) {
+    var forms = messages[singular], index = plurals.select(n) === 'one' ? 0 : 1;
+    var text = _.isArray(forms) && forms[index] ? forms[index] : (index ? plural : singular);
+    return fill(text, _.extend({n: n}, values));
+  };
+
+  // Formatters are made once: building one costs more than drawing a row.
+  herald.dateFormat = function (options) {
+    return new Intl.DateTimeFormat(herald.locale, options);
+  };
+
+  var RELATIVE = new Intl.RelativeTimeFormat(herald.locale, {numeric: 'auto', style: 'short'});
+  var STEPS = [[60, 1, 'second'], [3600, 60, 'minute'], [86400, 3600, 'hour'], [7 * 86400, 86400, 'day']];
+  var DAY = null;
+
+  // "gerade eben", "vor 45 Sek.", "vor 5 Min.", "in 3 Std.", then the date: a week away or more.
+  herald.relativeWords = function (date, now) {
+    var delta = Math.round(((now || Date.now()) - date) / 1000), seconds = Math.abs(delta);
+    if (seconds < 5) return herald.t('just now');
+    for (var i = 0; i < STEPS.length; i++) {
+      if (seconds < STEPS[i][0]) {
+        var amount = Math.floor(seconds / STEPS[i][1]);
+        return RELATIVE.format(delta > 0 ? -amount : amount, STEPS[i][2]);
+      }
+    }
+    DAY = DAY || herald.dateFormat({dateStyle: 'medium'});
+    return DAY.format(new Date(date));
+  };
+})(window.herald = window.herald || {});
