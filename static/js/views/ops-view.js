@@ -30,17 +30,17 @@
 
   function ago(value) {
     if (value === null || value === undefined) return '—';
-    return value < 1 ? 'just now' : seconds(value).replace(/^(\d+)\.\d/, '$1') + ' ago';
+    return value < 1 ? herald.t('just now') : herald.t('{duration} ago', {duration: seconds(value).replace(/^(\d+)[.,]\d/, '$1')});
   }
 
   // A duration for reading: 0.4 s, 12 s, 5 min, 3 h, 2 days.
   function seconds(value) {
     if (value === null || value === undefined) return '—';
-    if (value < 10) return value.toFixed(1) + ' s';
+    if (value < 10) return value.toLocaleString(herald.locale, {minimumFractionDigits: 1, maximumFractionDigits: 1}) + ' s';
     if (value < 120) return Math.round(value) + ' s';
     if (value < 7200) return Math.round(value / 60) + ' min';
     if (value < 172800) return Math.round(value / 3600) + ' h';
-    return Math.round(value / 86400) + ' days';
+    return herald.tn('{n} day', '{n} days', Math.round(value / 86400));
   }
 
   // A reported value for reading: a list is its items with a comma and a space
@@ -48,7 +48,7 @@
   // pushed the Reports column past its card), an object its "key value" pairs.
   function reported(value) {
     if (value === null || value === undefined) return '—';
-    if (_.isArray(value)) return value.length ? _.map(value, reported).join(', ') : 'none';
+    if (_.isArray(value)) return value.length ? _.map(value, reported).join(', ') : herald.t('none');
     if (_.isObject(value)) {
       return _.map(value, function (item, key) { return key + ' ' + reported(item); }).join(', ');
     }
@@ -87,8 +87,8 @@
     },
 
     failed: function (model, xhr) {
-      var reason = (xhr && xhr.responseJSON && xhr.responseJSON.error) || 'no answer';
-      this.$('#ops-summary').text('Cannot read the system\'s state: ' + reason + '. Retrying.')
+      var reason = (xhr && xhr.responseJSON && xhr.responseJSON.error) || herald.t('no answer');
+      this.$('#ops-summary').text(herald.t('Cannot read the system’s state: {why}. Retrying.', {why: reason}))
         .addClass('error');
     },
 
@@ -100,27 +100,26 @@
       this.renderQueues(data);
       this.renderOnline();
       this.renderSpark(data);
-      this.$('#ops-updated').html('Refreshed ' + herald.timeHtml(new Date(data.at * 1000)) +
-                                  ', every ' + REFRESH_MS / 1000 + ' s.');
+      this.$('#ops-updated').html(herald.tHtml('Refreshed {time}, every {n} s.', {
+        time: herald.timeHtml(new Date(data.at * 1000)), n: REFRESH_MS / 1000}));
       return this;
     },
 
     renderSummary: function (data) {
       var dead = _.where(data.workers, {alive: false});
       var faults = _.keys(data.faults), missing = _.values(data.missing);
-      var problems = _.map(dead, function (b) { return b.role + ' ' + b.instance + ' is missing'; })
-        .concat(_.map(faults, function (w) { return w + ' reports a fault'; }), missing,
+      var problems = _.map(dead, function (b) { return herald.t('{worker} is missing', {worker: b.role + ' ' + b.instance}); })
+        .concat(_.map(faults, function (w) { return herald.t('{worker} reports a fault', {worker: w}); }), missing,
                 _.map(_.where(data.web, {alive: false}), function (p) {
-                  return 'web process ' + p.process + ' is not reporting';
+                  return herald.t('web process {process} is not reporting', {process: p.process});
                 }));
       var text;
       if (problems.length) {
-        text = problems.length + (problems.length === 1 ? ' problem: ' : ' problems: ') +
-          _.uniq(problems).join('; ') + '.';
+        text = herald.tn('{n} problem: {list}.', '{n} problems: {list}.', problems.length, {list: _.uniq(problems).join('; ')});
       } else {
-        text = 'All ' + data.workers.length + ' workers alive · ' + data.web.length +
-          ' web process' + (data.web.length === 1 ? '' : 'es') + ' · ' + data.presence.length +
-          ' online.';
+        text = herald.t('All {n} workers alive', {n: data.workers.length}) + ' · ' +
+          herald.tn('{n} web process', '{n} web processes', data.web.length) + ' · ' +
+          herald.t('{n} online.', {n: data.presence.length});
       }
       var summary = this.$('#ops-summary');
       if (summary.text() !== text) summary.text(text);  // announced only when it changes
@@ -129,21 +128,21 @@
 
     renderWorkers: function (data) {
       var rows = _.map(data.workers, function (b) {
-        var health = b.alive ? '<span class="health alive"><span aria-hidden="true">✓</span> Alive</span>' :
-          '<span class="health missing"><span aria-hidden="true">✕</span> Missing</span>';
+        var health = b.alive ? '<span class="health alive"><span aria-hidden="true">✓</span> ' + e(herald.t('Alive')) + '</span>' :
+          '<span class="health missing"><span aria-hidden="true">✕</span> ' + e(herald.t('Missing')) + '</span>';
         return '<tr class="' + (b.alive ? 'alive' : 'missing') + '" data-role="' + e(b.role) +
           '" data-instance="' + e(b.instance) + '">' +
-          cell('Worker', '<strong>' + e(b.role) + '</strong> <span class="instance">' + e(b.instance) + '</span>') +
-          cell('Health', health) +
-          cell('Last heartbeat', '<span title="every ' + e(b.every) + ' s">' + e(ago(b.age)) + '</span>') +
-          cell('Reports', details(b)) + '</tr>';
+          cell(herald.t('Worker'), '<strong>' + e(b.role) + '</strong> <span class="instance">' + e(b.instance) + '</span>') +
+          cell(herald.t('Health'), health) +
+          cell(herald.t('Last heartbeat'), '<span title="' + e(herald.t('every {n} s', {n: b.every})) + '">' + e(ago(b.age)) + '</span>') +
+          cell(herald.t('Reports'), details(b)) + '</tr>';
       });
       this.$('#worker-rows').html(rows.join(''));
       this.$('#workers-empty').prop('hidden', rows.length > 0);
       this.$('#worker-rows').closest('table').prop('hidden', rows.length === 0);
       this.$('#worker-faults').html(_.map(data.faults, function (fault, worker) {
         return '<li class="error"><strong>' + e(worker) + '</strong>: ' + e(fault.detail) +
-          ' (since ' + herald.timeHtml(new Date(fault.since * 1000)) + ')</li>';
+          ' (' + herald.tHtml('since {time}', {time: herald.timeHtml(new Date(fault.since * 1000))}) + ')</li>';
       }).join(''));
     },
 
@@ -151,28 +150,29 @@
       this.$('#web-rows').html(_.map(data.web, function (p) {
         var lag = p.relay_lag_p99 === null || p.relay_lag_p99 === undefined ? '—' :
           (p.relay_lag_p99_over ? '> ' : '≤ ') + Math.round(p.relay_lag_p99 * 1000) + ' ms';
-        var relay = !p.alive ? ' <span class="health missing">not reporting</span>' :
-          p.relay_connected ? '' : ' <span class="health missing">relay not following</span>';
-        return '<tr class="' + (p.alive ? 'alive' : 'missing') + '">' + cell('Process', e(p.process) + relay) +
-          cell('Clients', e(p.connected_clients) + (p.sse_streams ? ' + ' + e(p.sse_streams) + ' streams' : ''),
+        var relay = !p.alive ? ' <span class="health missing">' + e(herald.t('not reporting')) + '</span>' :
+          p.relay_connected ? '' : ' <span class="health missing">' + e(herald.t('relay not following')) + '</span>';
+        return '<tr class="' + (p.alive ? 'alive' : 'missing') + '">' + cell(herald.t('Process'), e(p.process) + relay) +
+          cell(herald.t('Clients'), e(p.connected_clients) + (p.sse_streams ? ' + ' + e(herald.t('{n} streams', {n: p.sse_streams})) : ''),
                ' class="num"') +
-          cell('Deliveries/s', e(Math.round(p.deliveries_per_second)), ' class="num"') +
-          cell('Relay lag (p99)', e(lag), ' class="num"') + '</tr>';
+          cell(herald.t('Deliveries/s'), e(Math.round(p.deliveries_per_second)), ' class="num"') +
+          cell(herald.t('Relay lag (p99)'), e(lag), ' class="num"') + '</tr>';
       }).join(''));
     },
 
     renderQueues: function (data) {
-      var d = data.digests || {}, w = data.webhooks || {}, a = data.archiver || {};
+      var d = data.digests || {}, w = data.webhooks || {}, a = data.archiver || {}, start = herald.t('the start');
       var items = [
-        ['Digests', (d.pending || 0) + ' pending' + (d.oldest_pending_seconds !== null &&
-          d.oldest_pending_seconds !== undefined ? ', oldest ' + seconds(d.oldest_pending_seconds) : '') +
-          (d.lag ? ', ' + d.lag + ' not yet read' : '') + ', ' + (d.outbox || 0) + ' critical to email'],
-        ['Webhooks', (w.waiting || 0) + ' waiting' + (w.oldest_waiting_seconds !== null &&
-          w.oldest_waiting_seconds !== undefined ? ', oldest ' + seconds(w.oldest_waiting_seconds) : '') +
-          ', ' + (w.parked || 0) + ' parked, ' + (w.endpoints || 0) + ' endpoints'],
-        ['ZeroMQ bridge backlog', String(data.bridge_backlog || 0)],
-        ['Archiver', a.leader ? 'at ' + (a.position || 'the start') + ', ' + seconds(a.lag_seconds) +
-          ' behind (writer ' + a.leader + ')' : 'no archiver is writing']
+        [herald.t('Digests'), herald.t('{n} pending', {n: d.pending || 0}) + (d.oldest_pending_seconds !== null &&
+          d.oldest_pending_seconds !== undefined ? ', ' + herald.t('oldest {age}', {age: seconds(d.oldest_pending_seconds)}) : '') +
+          (d.lag ? ', ' + herald.t('{n} not yet read', {n: d.lag}) : '') + ', ' + herald.t('{n} critical to email', {n: d.outbox || 0})],
+        [herald.t('Webhooks'), herald.t('{n} waiting', {n: w.waiting || 0}) + (w.oldest_waiting_seconds !== null &&
+          w.oldest_waiting_seconds !== undefined ? ', ' + herald.t('oldest {age}', {age: seconds(w.oldest_waiting_seconds)}) : '') +
+          ', ' + herald.t('{parked} parked, {endpoints} endpoints', {parked: w.parked || 0, endpoints: w.endpoints || 0})],
+        [herald.t('ZeroMQ bridge backlog'), String(data.bridge_backlog || 0)],
+        [herald.t('Archiver'), a.leader ? herald.t('at {position}, {lag} behind (writer {writer})', {
+          position: a.position || start, lag: seconds(a.lag_seconds), writer: a.leader}) :
+          herald.t('no archiver is writing')]
       ];
       this.$('#queues').html(_.map(items, function (item) {
         return '<div><dt>' + e(item[0]) + '</dt><dd>' + e(item[1]) + '</dd></div>';
@@ -183,9 +183,9 @@
       var online = this.model.get('presence') || [];
       this.$('#online-count').text('(' + online.length + ')');
       this.$('#online').html(_.map(online, function (p) {
-        return '<li data-user="' + e(p.user) + '"><strong>' + e(p.user) + '</strong> <span class="since">since ' +
-          herald.timeHtml(new Date(p.since)) + (p.connections ? ' · ' + e(p.connections) +
-          (p.connections === 1 ? ' connection' : ' connections') : '') + '</span></li>';
+        return '<li data-user="' + e(p.user) + '"><strong>' + e(p.user) + '</strong> <span class="since">' +
+          herald.tHtml('since {time}', {time: herald.timeHtml(new Date(p.since))}) + (p.connections ? ' · ' +
+          e(herald.tn('{n} connection', '{n} connections', p.connections)) : '') + '</span></li>';
       }).join(''));
       this.$('#online-empty').prop('hidden', online.length > 0);
     },
@@ -194,7 +194,7 @@
       this.$('#spark-runs').html(_.map(data.spark, function (run) {
         var ok = run.topic === 'spark.job.succeeded';
         return '<li class="' + (ok ? 'alive' : 'missing') + '"><span class="health ' + (ok ? 'alive' : 'missing') +
-          '">' + (ok ? 'Succeeded' : 'Failed') + '</span> ' + e(run.title) + ' <span class="since">' +
+          '">' + e(ok ? herald.t('Succeeded') : herald.t('Failed')) + '</span> ' + e(run.title) + ' <span class="since">' +
           herald.timeHtml(new Date(run.at * 1000)) + '</span></li>';
       }).join(''));
       this.$('#spark-empty').prop('hidden', data.spark.length > 0);

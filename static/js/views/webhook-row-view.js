@@ -12,7 +12,7 @@
   'use strict';
 
   herald.webhookError = function (xhr) {
-    return (xhr && xhr.responseJSON && xhr.responseJSON.error) || 'failed: HTTP ' + (xhr && xhr.status);
+    return (xhr && xhr.responseJSON && xhr.responseJSON.error) || herald.t('failed: HTTP {status}', {status: xhr && xhr.status});
   };
 
   // A URL as HTML that may wrap after its punctuation, and inside long runs
@@ -29,38 +29,40 @@
 
     template: function (w) {
       var e = _.escape;
+      var t = herald.t;
       return '<td data-label="URL"><code>' + breakable(w.url) + '</code>' +
-        (w['private'] ? '<br><small>private notifications too</small>' : '') + '</td>' +
-        '<td data-label="Topics"><code>' + e(w.topics.join(', ')) + '</code></td>' +
-        '<td data-label="At least">' + e(w.min_severity) + '</td>' +
-        '<td class="state" data-label="Deliveries">' + this.state(w) + '</td>' +
+        (w['private'] ? '<br><small>' + e(t('private notifications too')) + '</small>' : '') + '</td>' +
+        '<td data-label="' + e(t('Topics')) + '"><code>' + e(w.topics.join(', ')) + '</code></td>' +
+        '<td data-label="' + e(t('At least')) + '">' + e(t(w.min_severity)) + '</td>' +
+        '<td class="state" data-label="' + e(t('Deliveries')) + '">' + this.state(w) + '</td>' +
         '<td class="actions">' + this.actions(w) + '</td>';
     },
 
     state: function (w) {
       var e = _.escape, lines = [];
-      lines.push(w.pending + ' waiting' + (w.retrying ? ' (the first failed ' + w.retrying +
-        ' time' + (w.retrying === 1 ? '' : 's') + ')' : '') + ', ' + w.parked + ' parked, ' +
-        w.delivered + ' delivered');
-      if (w.last_success_at) lines.push('last success ' + herald.timeHtml(w.last_success_at * 1000));
+      lines.push(e(herald.t('{n} waiting', {n: w.pending}) + (w.retrying ? ' ' + herald.tn('(the first failed {n} time)',
+        '(the first failed {n} times)', w.retrying) : '') + ', ' +
+        herald.t('{parked} parked, {delivered} delivered', {parked: w.parked, delivered: w.delivered})));
+      if (w.last_success_at) lines.push(herald.tHtml('last success {time}', {time: herald.timeHtml(w.last_success_at * 1000)}));
       if (w.last_error) {
-        lines.push('<span class="error">last error: ' + e(w.last_error) + '</span>' +
+        lines.push('<span class="error">' + e(herald.t('last error: {error}', {error: w.last_error})) + '</span>' +
           (w.last_error_at ? ' (' + herald.timeHtml(w.last_error_at * 1000) + ')' : ''));
       }
       return lines.join('<br>');
     },
 
     actions: function (w) {
-      var e = _.escape, which = ' webhook to ' + e(w.url);
+      var e = _.escape, t = herald.t, url = {url: w.url};
       if (this.confirming) {
-        return '<span class="confirm" role="group" aria-label="Confirm delete">' +
-          '<span class="question">Delete the webhook to ' + breakable(w.url) + '?</span> ' +
-          '<button type="button" class="confirm-delete danger">Yes, delete</button>' +
-          '<button type="button" class="cancel-delete">No, keep it</button></span>';
+        return '<span class="confirm" role="group" aria-label="' + e(t('Confirm delete')) + '">' +
+          '<span class="question">' + herald.tHtml('Delete the webhook to {url}?', {url: breakable(w.url)}) + '</span> ' +
+          '<button type="button" class="confirm-delete danger">' + e(t('Yes, delete')) + '</button>' +
+          '<button type="button" class="cancel-delete">' + e(t('No, keep it')) + '</button></span>';
       }
-      return (w.parked ? '<button type="button" class="retry" aria-label="Deliver the parked ' +
-        'ones of the' + which + ' again">Retry parked</button>' : '') +
-        '<button type="button" class="delete" aria-label="Delete the' + which + '">Delete</button>';
+      return (w.parked ? '<button type="button" class="retry" aria-label="' +
+        e(t('Deliver the parked ones of the webhook to {url} again', url)) + '">' + e(t('Retry parked')) + '</button>' : '') +
+        '<button type="button" class="delete" aria-label="' + e(t('Delete the webhook to {url}', url)) + '">' +
+        e(t('Delete')) + '</button>';
     },
 
     events: {
@@ -104,8 +106,8 @@
       var view = this;
       this.model.retryParked()
         .done(function (reply) {
-          view.page.notice('Delivering ' + reply.requeued + ' parked notification' +
-            (reply.requeued === 1 ? '' : 's') + ' to ' + view.model.get('url') + ' again.');
+          view.page.notice(herald.tn('Delivering {n} parked notification to {url} again.',
+            'Delivering {n} parked notifications to {url} again.', reply.requeued, {url: view.model.get('url')}));
           view.model.fetch();
         })
         .fail(_.bind(this.failed, this));

@@ -68,14 +68,14 @@
     save: function (event) {
       event.preventDefault();
       var view = this, webhook = new herald.Webhook();
-      this.say('registering…');
+      this.say(herald.t('registering…'));
       webhook.save(this.formData(), {wait: true})
         .done(function () {
           var secret = webhook.get('secret');
           webhook.unset('secret', {silent: true});
           view.collection.add(webhook);
           view.$('#webhook-form')[0].reset();
-          view.say('registered');
+          view.say(herald.t('registered'));
           view.showSecret(webhook.get('url'), secret);
         })
         .fail(function (xhr) { view.say(herald.webhookError(xhr), true); });
@@ -98,12 +98,12 @@
 
     gone: function (webhook) {
       this.collection.remove(webhook);
-      this.notice('The webhook to ' + webhook.get('url') + ' was deleted, perhaps in another ' +
-        'tab; it is no longer in the list.', true);
+      this.notice(herald.t('The webhook to {url} was deleted, perhaps in another tab; it is no longer in the list.',
+                           {url: webhook.get('url')}), true);
     },
 
     deleted: function (url) {
-      this.notice('Deleted the webhook to ' + url + '.');
+      this.notice(herald.t('Deleted the webhook to {url}.', {url: url}));
       this.$('#webhooks-heading').trigger('focus');
     }
   });

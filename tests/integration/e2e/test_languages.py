@@ -10,8 +10,14 @@ from playwright.sync_api import expect
 
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
-from tests.integration.e2e.conftest import (CSP_REPORTER, DESKTOP, PHONE, accessibility_violations,
-                                            horizontal_overflow, sign_in)
+from tests.integration.e2e.conftest import (
+    CSP_REPORTER,
+    DESKTOP,
+    PHONE,
+    accessibility_violations,
+    horizontal_overflow,
+    sign_in,
+)
 
 WAIT = 5_000
 SHOTS = "/tmp/helper-i18n"
