@@ -297,3 +297,18 @@ def test_a_failed_action_is_shown_beside_its_row_and_retried(tmp_path, page):
         server.stop()
         client.close()
         redis_server.stop()
+
+
+def test_subscribing_shows_that_prefixs_recent_history_at_once(live_server, redis, page):
+    """Before, a new subscription showed nothing until a reload."""
+    accounts.create_user(redis, "bea", "bea-password")
+    bus = Bus(redis)
+    older = [bus.publish("billing.invoice", f"invoice {i}") for i in range(3)]
+    bus.publish("hr.leave", "not subscribed to")
+    sign_in(page, live_server, "bea", "bea-password")
+    expect(page.locator("#feed-empty")).to_be_visible()
+    page.fill("#subscriptions input[name=topic]", "billing")
+    page.click("#subscriptions button[type=submit]")
+    for entry_id in older:
+        expect(row(page, entry_id)).to_be_visible(timeout=WAIT)
+    expect(page.locator('#feed li[data-topic="hr.leave"]')).to_have_count(0)

@@ -177,7 +177,7 @@ def test_read_state_with_a_host_token(server, redis, bus):
                             timeout=5)
     assert changed.status_code == 200 and changed.json()["ids"] == [sent]
     state = requests.get(server.url + "/api/read-state", headers=headers, timeout=5).json()
-    assert state == {"upto": None, "ids": [sent], "unread": [], "version": 1}
+    assert state == {"upto": None, "ids": [sent], "unread": [], "seen": None, "version": 1}
     # A host-app user is never an admin: publishing is for API keys and admins.
     refused = requests.post(server.url + "/api/notifications", headers=headers, timeout=5,
                             json={"topic": "news", "title": "x"})
