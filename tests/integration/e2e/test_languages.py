@@ -26,8 +26,9 @@ ENGLISH = ["Archive", "Mark all read", "Mark read", "Mark unread", "Snooze", "Su
            "Subscribe", "ago", "Inbox", "For you", "Activity", "Select all", "Shortcuts",
            "Loading", "Sign out", "Preferences", "Undo", "Dismiss", "Close", "Severity", "Topic",
            "Time", "Notifications", "Keyboard shortcuts", "connected", "Search and filters",
-           "Comfortable", "Language", "Jobs page", "rows written", "Email", "Save", "Desktop",
-           "just now", "warning", "Feed", "Digests", "Webhooks", "Operations"]
+           "Comfortable", "Language", "rows written", "Email", "Save", "Theme", "just now",
+           "warning", "Digests", "Operations", "running", "started", "Progress", "Latest rollup",
+           "No rollup yet", "Browser notifications", "Time zone", "Quiet hours", "Add a topic"]
 GERMAN_MONTHS = ("Jan.", "Feb.", "März", "Apr.", "Mai", "Juni", "Juli", "Aug.", "Sept.", "Okt.",
                  "Nov.", "Dez.")
 
@@ -106,7 +107,8 @@ def test_a_german_browser_gets_the_dashboard_in_german(live_server, ann, german)
     page.click("#detail .close-detail")
 
     page.click(".mark-all-read")
-    expect(page.locator("#undo")).to_contain_text("Als gelesen markiert: 2 Benachrichtigungen")
+    # The other one was read when opened: one left to mark (and the singular said so).
+    expect(page.locator("#undo")).to_contain_text("Als gelesen markiert: 1 Benachrichtigung")
     expect(page.locator("#undo .undo")).to_have_text("Rückgängig")
     assert accessibility_violations(page) == []
     page.set_viewport_size(PHONE)
@@ -159,3 +161,43 @@ def test_the_error_pages_speak_german(live_server):
     english = requests.get(live_server.url + "/no-such-page")
     assert "There is nothing here" in english.text and '<html lang="en">' in english.text
 
+
+
+def test_preferences_and_jobs_speak_german(live_server, redis, german):
+    page = german
+    accounts.create_user(redis, "root", "root-password", admin=True)
+    sign_in(page, live_server, "root", "root-password")
+    for size, name in ((DESKTOP, "desktop"), (PHONE, "phone")):
+        page.set_viewport_size(size)
+        page.goto(live_server.url + "/preferences")
+        expect(page.locator("#preferences h2")).to_have_text("Nach Thema")
+        page.click(".add-rule")
+        expect(page.locator("#rules .rule-mode").first).to_contain_text("E-Mail-Zusammenfassung, täglich")
+        expect(page.locator("#browser-notifications .switch-status")).not_to_be_empty()
+        page.screenshot(path=f"{SHOTS}/preferences-de-{name}.png", full_page=True)
+        assert english_words(shown_text(page)) == []
+        assert accessibility_violations(page) == []
+        assert horizontal_overflow(page) == 0
+
+        page.goto(live_server.url + "/jobs")
+        if name == "desktop":  # the first visit subscribes root to spark.job
+            expect(page.locator("#subscribed-note")).to_be_visible()
+        page.wait_for_selector("#connection[data-state=connected]")
+        expect(page.locator("#rollup .rollup-state")).to_contain_text("Noch keine Auswertung")
+        run = f"run-{name}"
+        Bus(redis).publish("spark.job.started", "started", correlation_id=run, user="root",
+                           data={"job": "rollup"})
+        Bus(redis).publish("spark.job.progress", "progress", correlation_id=run, user="root",
+                           data={"job": "rollup", "percent": 40, "tasks_completed": 2,
+                                 "tasks_total": 5})
+        job = page.locator(f'#jobs li.job[data-id="{run}"]')
+        expect(job.locator(".job-status")).to_have_text("läuft")
+        expect(job).to_contain_text("gestartet")
+        started = job.locator("time")  # "27.11.2026, 03:00", titled "Freitag, 27. November 2026 um …"
+        assert re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{4}, \d{2}:\d{2}", started.inner_text())
+        assert re.search(r"\d{1,2}\. (Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
+                         r"November|Dezember) \d{4} um ", started.get_attribute("title"))
+        page.screenshot(path=f"{SHOTS}/jobs-de-{name}.png", full_page=True)
+        assert english_words(shown_text(page)) == []
+        assert accessibility_violations(page) == []
+        assert horizontal_overflow(page) == 0
