@@ -312,3 +312,25 @@ def test_subscribing_shows_that_prefixs_recent_history_at_once(live_server, redi
     for entry_id in older:
         expect(row(page, entry_id)).to_be_visible(timeout=WAIT)
     expect(page.locator('#feed li[data-topic="hr.leave"]')).to_have_count(0)
+
+
+def test_while_the_feed_loads_it_says_so_and_counts_nothing(live_server, ann, page):
+    """It said "Nothing here yet" and "Mark all read 0" while the feed was loading."""
+    sent = ann.publish("ops.l", "loaded later")
+    held = []
+    page.route("**/api/notifications?*", lambda route: held.append(route))
+    page.goto(live_server.url + "/login")
+    page.fill("input[name=username]", "ann")
+    page.fill("input[name=password]", "ann-password")
+    page.click("button[type=submit]")  # the socket connects once the feed is read
+    while not held:
+        page.wait_for_timeout(50)  # route handlers run while Playwright waits
+    expect(page.locator("#feed-empty")).to_have_text("Loading…")
+    expect(page.locator("#badge .badge-count")).to_have_text("…")
+    expect(page.locator(".mark-all-read")).to_be_disabled()
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/notifications?*")
+    expect(row(page, sent)).to_be_visible(timeout=WAIT)
+    expect(page.locator("#feed-empty")).to_be_hidden()
+    expect(page.locator("#tab-inbox .tab-count")).to_have_text("1")
