@@ -3,6 +3,8 @@
     app/stream/publish.py one Lua script: the stream entry and the live copy
     app/stream/follow.py  LiveFollower: herald:live followed without missing anything
     relay.py              ONE Redis subscription and ONE greenlet per process -> rooms
+    redis_watch.py        whether this process reaches Redis, told to its browsers
+                          (``status``) when that changes: nothing per notification
     rooms.py              which connections want a notification
     seam.py               ReplaySeam: no gap and no duplicate between replay and live
     replay.py             one replay (held, read, released), for sockets and streams
