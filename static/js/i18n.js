@@ -45,6 +45,23 @@
     return fill(text, _.extend({n: n}, values));
   };
 
+  // A failed request's words for a person (`error.message`): the client library's own
+  // sentences (clients/js/herald.js, `failure`) in the page's language; the server's
+  // words (a refusal naming a field) as they came. The list is there for pybabel to
+  // find the client's sentences (herald.js is not among the page's scripts to extract).
+  herald.CLIENT_MESSAGES = [
+    herald.t('Herald is unreachable: your change was not saved.'),
+    herald.t('Herald is unreachable: this could not be loaded.'),
+    herald.t('Herald is unreachable (its database, Redis, is not answering): your change was not saved.'),
+    herald.t('Herald is unreachable (its database, Redis, is not answering): this could not be loaded.'),
+    herald.t('Too many requests: your change was not saved. Try again in a moment.'),
+    herald.t('Too many requests: this could not be loaded. Try again in a moment.')
+  ];
+  herald.errorText = function (error) {
+    var said = error && error.message ? String(error.message) : herald.t('Herald is unreachable');
+    return herald.t(said);
+  };
+
   // Formatters are made once: building one costs more than drawing a row.
   herald.dateFormat = function (options) {
     return new Intl.DateTimeFormat(herald.locale, options);

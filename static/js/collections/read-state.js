@@ -136,7 +136,7 @@
       if (!newest) return Promise.resolve();
       this.applyRead({upto: newest, ids: [], unread: []});
       return herald.client.markRead({upto: newest}).catch(function (error) {
-        herald.dispatcher.trigger('action:error', error.message);
+        herald.dispatcher.trigger('action:error', herald.errorText(error));
       });
     }
   };

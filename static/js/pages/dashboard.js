@@ -90,14 +90,14 @@
     }
     bar.on('tab', showTab);
     notifications.on('load:error', function (error) {
-      $('#feed-empty').text(herald.t('The feed could not be loaded: {why}', {why: error.message})).show();
+      $('#feed-empty').text(herald.t('The feed could not be loaded: {why}', {why: herald.errorText(error)})).show();
     });
     more.on('click', function () {
       more.prop('disabled', true).text(herald.t('Loading…'));
       notifications.loadMore().then(function () {
         more.prop('disabled', false).text(herald.t('Load older notifications'));
       }, function (error) {
-        more.prop('disabled', false).text(herald.t('Load older notifications (failed: {why})', {why: error.message}));
+        more.prop('disabled', false).text(herald.t('Load older notifications (failed: {why})', {why: herald.errorText(error)}));
       });
     });
     showView(router.filter);

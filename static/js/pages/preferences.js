@@ -17,7 +17,7 @@
     herald.client.get('/api/preferences').then(function (prefs) {
       herald.views.preferences.show(prefs);
     }, function (error) {
-      $('#preferences .status').addClass('error').text(herald.t('Your preferences could not be loaded: {why}', {why: error.message}));
+      $('#preferences .status').addClass('error').text(herald.t('Your preferences could not be loaded: {why}', {why: herald.errorText(error)}));
     });
   });
 })(window.herald = window.herald || {});

@@ -110,7 +110,7 @@
         self.envelope = null;
         self.$el.html('<div class="card-head"><h2 id="detail-title" tabindex="-1">' + e(herald.t('Not found')) + '</h2>' +
           '<button type="button" class="close-detail">' + e(herald.t('Close')) + '</button></div>' +
-          '<p>' + e(error.message) + '</p>').prop('hidden', false);
+          '<p>' + e(herald.errorText(error)) + '</p>').prop('hidden', false);
         self.columns.addClass('with-detail');
         self.$('#detail-title').trigger('focus');
       });

@@ -162,7 +162,7 @@
       return Promise.resolve().then(action).then(function () {
         if (words) self.trigger('did', words, inverse);
       }, function (error) {
-        var why = (error && error.message) || herald.t('Herald is unreachable');
+        var why = herald.errorText(error);
         var text = herald.t('Not done: {why}.', {why: why});
         _.each(keys, function (key) {
           self.showFailure(key, {text: text, retry: function () { self.attempt(models, words, action, inverse); }});

@@ -90,7 +90,7 @@
         status.text(t('Saved.'));
       }, function (error) {
         // Herald out of reach says "not saved" itself (herald.js); a refusal names the field.
-        status.addClass('error').text(error.retryable ? error.message : t('Not saved: {why}', {why: error.message}));
+        status.addClass('error').text(error.retryable ? herald.errorText(error) : t('Not saved: {why}', {why: error.message}));
       });
     }
   });

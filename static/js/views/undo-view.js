@@ -33,7 +33,7 @@
       Promise.resolve(inverse()).then(function () {
         self.offer(herald.t('Undone.'), null);
       }, function (error) {
-        var why = (error && error.message) || herald.t('Herald is unreachable');
+        var why = herald.errorText(error);
         self.offer(herald.t('Could not undo: {why}', {why: why}), null);
       });
     },
