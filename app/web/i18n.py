@@ -15,7 +15,7 @@ a JSON island, ``js_messages()``, read by static/js/i18n.js (``herald.t``).
 from functools import lru_cache
 
 from babel.messages.pofile import read_po
-from flask import Blueprint, redirect, request
+from flask import Blueprint, has_request_context, redirect, request
 from flask_babel import Babel, get_locale
 
 from app.settings import ROOT
@@ -30,7 +30,10 @@ bp = Blueprint("i18n", __name__)
 
 
 def select_locale():
-    """The reader's choice (the cookie), else their browser's best, else English."""
+    """The reader's choice (the cookie), else their browser's best, else English (and
+    English outside a request: a worker rendering with the app has no reader to ask)."""
+    if not has_request_context():
+        return DEFAULT
     chosen = request.cookies.get(COOKIE)
     if chosen in LOCALES:
         return chosen
