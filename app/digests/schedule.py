@@ -92,18 +92,33 @@ class Schedule:
         return datetime.fromtimestamp(moment, UTC).astimezone(self.tz)
 
 
-def describe(text):
-    """The schedule in words, e.g. "At 08:00, only on Monday" (cron-descriptor)."""
+# cron-descriptor's German leaves the names of days and months in English.
+GERMAN_NAMES = {
+    "Monday": "Montag", "Tuesday": "Dienstag", "Wednesday": "Mittwoch", "Thursday": "Donnerstag",
+    "Friday": "Freitag", "Saturday": "Samstag", "Sunday": "Sonntag", "January": "Januar",
+    "February": "Februar", "March": "März", "May": "Mai", "June": "Juni", "July": "Juli",
+    "October": "Oktober", "December": "Dezember",
+}
+_ENGLISH_NAMES = re.compile(r"\b(" + "|".join(GERMAN_NAMES) + r")\b")
+
+
+def describe(text, language="en"):
+    """The schedule in words in ``language`` ("en" or "de"), e.g. "At 08:00, only on
+    Monday" or "Um 08:00, nur am Montag" (cron-descriptor, its names made German)."""
     from cron_descriptor import Options, get_description
+    german = language == "de"
     text = text.strip()
     if text == "hourly":
-        return "Every hour, on the hour"
+        return "Stündlich, zur vollen Stunde" if german else "Every hour, on the hour"
     daily = DAILY_RE.match(text)
     if daily:
-        return f"Every day at {daily.group(1)}:{daily.group(2)}"
+        at = f"{daily.group(1)}:{daily.group(2)}"
+        return f"Täglich um {at}" if german else f"Every day at {at}"
     options = Options()
     options.use_24hour_time_format = True
-    return get_description(text, options)
+    options.locale_code = "de_DE" if german else "en_US"
+    words = get_description(text, options)
+    return _ENGLISH_NAMES.sub(lambda m: GERMAN_NAMES[m.group(0)], words) if german else words
 
 
 def check(text, timezone_name):

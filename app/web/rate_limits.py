@@ -19,6 +19,7 @@ process's memory meanwhile, rather than failing the request.
 import hashlib
 
 from flask import jsonify, make_response, render_template, request, session
+from flask_babel import gettext
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
@@ -106,12 +107,13 @@ def init_app(app, api_blueprint):
 def refusal(description, limit):
     """The 429 answer for a request past ``limit`` (a limits RateLimitItem), described
     as ``description``: JSON, or the sign-in page for the form, with Retry-After."""
-    message = f"rate limit exceeded: {description}"
-    if request.path == "/login":
-        answer = make_response(render_template("login.html", username="", error=message), 429)
+    message, wait = f"rate limit exceeded: {description}", retry_after(limit)
+    if request.path == "/login":  # a page, for a person: in their language
+        said = gettext("Too many sign-in attempts: try again in %(seconds)s s.", seconds=wait)
+        answer = make_response(render_template("login.html", username="", error=said), 429)
     else:
         answer = make_response(jsonify(error=message), 429)
-    answer.headers["Retry-After"] = str(retry_after(limit))
+    answer.headers["Retry-After"] = str(wait)
     return answer
 
 

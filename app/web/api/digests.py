@@ -15,7 +15,7 @@ from flask import current_app, jsonify, request
 
 from app.digests import render, store
 from app.digests.schedule import ScheduleError, check, describe
-from app.web import extensions
+from app.web import extensions, i18n
 from app.web.api import access
 from app.web.api.blueprint import bp
 
@@ -28,7 +28,9 @@ admins_only = access.admins("only admins have email digests")
 
 def _public(record):
     public = {k: record.get(k) for k in FIELDS}
-    public["schedule_words"] = describe(record["schedule"])  # "At 08:00, only on Monday"
+    # "At 08:00, only on Monday", in the reader's language (the pages' cookie, else
+    # Accept-Language; English for a program that asks for neither).
+    public["schedule_words"] = describe(record["schedule"], i18n.locale())
     return public
 
 
@@ -143,7 +145,7 @@ def describe_schedule(who):
         return jsonify(error="schedule: is over 200 characters", field="schedule"), 400
     try:
         check(text, "UTC")
-        return jsonify(words=describe(text))
+        return jsonify(words=describe(text, i18n.locale()))
     except ScheduleError as exc:
         return jsonify(error=str(exc), field="schedule"), 400
     except Exception:  # cron-descriptor refusing what cronsim took: no words, not a 500

@@ -41,7 +41,10 @@ def test_login_form_is_limited_per_address(limited):
     assert [client.post("/login", data=form).status_code for _ in range(3)] == [401, 401, 401]
     refused = client.post("/login", data=form)
     assert refused.status_code == 429 and "Retry-After" in refused.headers
-    assert "rate limit exceeded" in refused.get_data(as_text=True)
+    assert "Too many sign-in attempts: try again in" in refused.get_data(as_text=True)
+    german = client.post("/login", data=form, headers={"Accept-Language": "de"})
+    assert german.status_code == 429
+    assert "Zu viele Anmeldeversuche" in german.get_data(as_text=True), "a page speaks its reader's language"
     assert client.get("/login").status_code == 200  # only POSTs count
 
 

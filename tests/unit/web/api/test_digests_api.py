@@ -170,6 +170,20 @@ def test_describe_a_schedule(client, admin, schedule, words):
     assert reply.status_code == 200 and reply.get_json() == {"words": words}
 
 
+@pytest.mark.parametrize("schedule,words", [
+    ("0 9 * * mon-fri", "Um 09:00, Montag bis Freitag"),
+    ("0 8 * * 1", "Um 08:00, nur am Montag"),
+    ("daily@07:30", "Täglich um 07:30"),
+    ("hourly", "Stündlich, zur vollen Stunde"),
+])
+def test_describe_a_schedule_in_german_for_a_german_reader(client, admin, schedule, words):
+    """A German page showed "Every day at 08:00" (cron-descriptor's German keeps English
+    day names: "nur am Monday")."""
+    reply = client.get("/api/digests/describe", query_string={"schedule": schedule},
+                       headers=dict(bearer(admin[0]), **{"Accept-Language": "de-DE,de;q=0.9"}))
+    assert reply.status_code == 200 and reply.get_json() == {"words": words}
+
+
 @pytest.mark.parametrize("schedule", ["", "weekly", "61 * * * *", "0 0 31 2 *", "* * * * * *",
                                       "x" * 201])
 def test_describe_refuses_what_saving_would_refuse(client, admin, schedule):
