@@ -3,6 +3,7 @@
 Every process started here is stopped by the fixture or test that started
 it; every wait is bounded in time.
 """
+import contextlib
 import email
 import email.policy
 import itertools
@@ -163,6 +164,23 @@ class LiveServer:
 
 
 EXAMPLE_JWT_SECRET = "the-example-board-secret-of-32-bytes-or-more"
+
+
+@contextlib.contextmanager
+def own_stack(folder, **env):
+    """A redis-server of the caller's own (to pause, kill or restart) and a web server on
+    it: yields ``(redis_server, client, server)``; all three are stopped after."""
+    redis_server = RedisServer(folder)
+    redis_server.start()
+    client = redis_server.client()
+    server = LiveServer(redis_server.url, folder, **env)
+    try:
+        server.start()
+        yield redis_server, client, server
+    finally:
+        server.stop()
+        client.close()
+        redis_server.stop()
 
 
 class ExampleApp:

@@ -12,7 +12,7 @@ import pytest
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import sign_in
-from tests.support import Listener, LiveServer, RedisServer, SteadyPublisher, rest_publisher, wait_until
+from tests.support import Listener, SteadyPublisher, own_stack, rest_publisher, wait_until
 
 WATCH = """() => {
   window.heraldSeen = [];
@@ -27,18 +27,11 @@ def browser_seen(page):
 @pytest.fixture
 def stack(tmp_path):
     """A redis-server of its own (it gets killed) and a web server on it."""
-    redis_server = RedisServer(tmp_path)
-    redis_server.start()
-    client = redis_server.client()
-    accounts.create_user(client, "ann", "ann-password")
-    subscriptions.add(client, "ann", ["steady"], limit=10)
-    key = accounts.create_api_key(client, "steady")
-    server = LiveServer(redis_server.url, tmp_path)
-    server.start()
-    yield redis_server, client, server, key
-    server.stop()
-    client.close()
-    redis_server.stop()
+    with own_stack(tmp_path) as (redis_server, client, server):
+        accounts.create_user(client, "ann", "ann-password")
+        subscriptions.add(client, "ann", ["steady"], limit=10)
+        key = accounts.create_api_key(client, "steady")
+        yield redis_server, client, server, key
 
 
 def watchers(server, page):

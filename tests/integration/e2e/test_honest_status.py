@@ -19,7 +19,7 @@ from tests.integration.e2e.conftest import (
     horizontal_overflow,
     sign_in,
 )
-from tests.support import LiveServer, RedisServer
+from tests.support import own_stack
 
 OUTAGE_HEADING = "This page cannot be shown right now"
 PAGES = ["/", "/preferences", "/jobs", "/digests", "/webhooks", "/ops"]
@@ -28,18 +28,11 @@ PAGES = ["/", "/preferences", "/jobs", "/digests", "/webhooks", "/ops"]
 @pytest.fixture
 def stack(tmp_path):
     """A redis-server of its own (it gets paused) and a web server on it."""
-    redis_server = RedisServer(tmp_path)
-    redis_server.start()
-    client = redis_server.client()
-    accounts.create_user(client, "ann", "ann-password")
-    accounts.create_user(client, "root", "root-password", admin=True)
-    subscriptions.add(client, "ann", ["ops"], limit=10)
-    server = LiveServer(redis_server.url, tmp_path)
-    server.start()
-    yield redis_server, server
-    server.stop()
-    client.close()
-    redis_server.stop()
+    with own_stack(tmp_path) as (redis_server, client, server):
+        accounts.create_user(client, "ann", "ann-password")
+        accounts.create_user(client, "root", "root-password", admin=True)
+        subscriptions.add(client, "ann", ["ops"], limit=10)
+        yield redis_server, server
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from app.stream.publish import Bus
 from app.users import accounts, preferences, subscriptions
 from tests.integration.e2e.conftest import DESKTOP, PHONE, accessibility_violations, sign_in
-from tests.support import LiveServer, RedisServer
+from tests.support import own_stack
 
 WAIT = 5_000
 
@@ -271,15 +271,10 @@ def test_the_detail_of_a_group_lists_every_one_and_snoozes_them(live_server, ann
 def test_a_failed_action_is_shown_beside_its_row_and_retried(tmp_path, page):
     """Redis paused: Archive says beside the row that it was not done, with a Retry
     that works once Redis is back (before, the failure went to a hidden region only)."""
-    redis_server = RedisServer(tmp_path)
-    redis_server.start()
-    client = redis_server.client()
-    server = LiveServer(redis_server.url, tmp_path)
-    try:
+    with own_stack(tmp_path) as (redis_server, client, server):
         accounts.create_user(client, "ann", "ann-password")
         subscriptions.add(client, "ann", ["ops"], limit=10)
         sent = Bus(client).publish("ops.f", "fragile")
-        server.start()
         sign_in(page, server, "ann", "ann-password")
         fragile = row(page, sent)
         expect(fragile).to_be_visible(timeout=WAIT)
@@ -293,10 +288,6 @@ def test_a_failed_action_is_shown_beside_its_row_and_retried(tmp_path, page):
         fragile.locator(".retry").click()
         expect(row(page, sent)).to_have_count(0, timeout=20_000)
         expect(page.locator("#undo")).to_contain_text("Archived: 1 notification")
-    finally:
-        server.stop()
-        client.close()
-        redis_server.stop()
 
 
 def test_subscribing_shows_that_prefixs_recent_history_at_once(live_server, redis, page):

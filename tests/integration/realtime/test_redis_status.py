@@ -8,7 +8,7 @@ import signal
 import requests
 
 from app.users import accounts
-from tests.support import NAMESPACE, Listener, LiveServer, RedisServer, wait_until
+from tests.support import NAMESPACE, Listener, own_stack, wait_until
 
 
 def listen(server, token):
@@ -23,12 +23,12 @@ def kinds(listener):
 
 
 def test_every_client_hears_once_when_redis_is_paused_and_once_when_it_is_back(tmp_path):
-    redis_server = RedisServer(tmp_path)
-    redis_server.start()
-    client = redis_server.client()
-    accounts.create_user(client, "ann", "ann-password")
-    server = LiveServer(redis_server.url, tmp_path)
-    server.start()
+    with own_stack(tmp_path) as (redis_server, client, server):
+        accounts.create_user(client, "ann", "ann-password")
+        hears_paused_then_back(redis_server, server)
+
+
+def hears_paused_then_back(redis_server, server):
     listeners = []
     try:
         token = server.token("ann", "ann-password")
@@ -51,18 +51,15 @@ def test_every_client_hears_once_when_redis_is_paused_and_once_when_it_is_back(t
     finally:
         for listener in listeners:
             listener.close()
-        server.stop()
-        client.close()
-        redis_server.stop()
 
 
 def test_a_killed_redis_is_down_and_up_again_once_restarted(tmp_path):
-    redis_server = RedisServer(tmp_path)
-    redis_server.start()
-    client = redis_server.client()
-    accounts.create_user(client, "ann", "ann-password")
-    server = LiveServer(redis_server.url, tmp_path)
-    server.start()
+    with own_stack(tmp_path) as (redis_server, client, server):
+        accounts.create_user(client, "ann", "ann-password")
+        hears_killed_then_restarted(redis_server, server)
+
+
+def hears_killed_then_restarted(redis_server, server):
     listener = None
     try:
         listener = listen(server, server.token("ann", "ann-password"))
@@ -75,6 +72,3 @@ def test_a_killed_redis_is_down_and_up_again_once_restarted(tmp_path):
     finally:
         if listener:
             listener.close()
-        server.stop()
-        client.close()
-        redis_server.stop()
