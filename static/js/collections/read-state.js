@@ -76,10 +76,6 @@
       self.each(function (model) { model.set('read', self.isRead(model.id)); });
     },
 
-    unreadCount: function () {
-      return this.where({read: false}).length;
-    },
-
     // Unread and not yet shown, leaving out machine chatter (Activity): the badge.
     unseenCount: function () {
       var self = this;
@@ -119,25 +115,12 @@
       return this.setReadFor([model], true).catch(function () { /* shown by the feed */ });
     },
 
-    // Mark `models` read (or unread) and return the ids that changed, for an Undo.
-    setReadChanging: function (models, read) {
-      var changing = _.filter(models, function (m) { return m.get('read') !== read; });
-      var sent = [];  // the server takes at most 500 ids a request
-      for (var i = 0; i < changing.length; i += 500) sent.push(this.setReadFor(changing.slice(i, i + 500), read));
-      return {ids: _.pluck(changing, 'id'), done: Promise.all(sent)};
-    },
-
-    // Everything in the user's feed up to the newest notification seen is read.
-    markAllRead: function () {
-      var newest = herald.client.cursor.value;
-      if (!this.isEmpty() && (!newest || herald.compareIds(this.first().id, newest) > 0)) {
-        newest = this.first().id;
-      }
-      if (!newest) return Promise.resolve();
-      this.applyRead({upto: newest, ids: [], unread: []});
-      return herald.client.markRead({upto: newest}).catch(function (error) {
-        herald.dispatcher.trigger('action:error', herald.errorText(error));
-      });
+    // Mark `models` read (or unread), at most 500 ids a request (the server's bound);
+    // a promise of all the answers.
+    setReadInBatches: function (models, read) {
+      var sent = [];
+      for (var i = 0; i < models.length; i += 500) sent.push(this.setReadFor(models.slice(i, i + 500), read));
+      return Promise.all(sent);
     }
   };
 

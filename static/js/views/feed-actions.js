@@ -194,7 +194,7 @@
       if (!changing.length) return;
       var count = {count: herald.countWords(changing.length)};
       this.attempt(changing, read ? herald.t('Marked read: {count}', count) : herald.t('Marked unread: {count}', count),
-                   function () { return collection.setReadChanging(changing, read).done; },
+                   function () { return collection.setReadInBatches(changing, read); },
                    function () { return collection.setReadFor(changing, !read); });
     },
 

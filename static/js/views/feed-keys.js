@@ -79,11 +79,9 @@
       else if (!event.shiftKey || key === '?') action = keys[key] || null;
       if (!action) return;
       event.preventDefault();
-      if (key === 'j' || key === 'k' || !feed.current) {
-        if (!inFeed(document.activeElement) && (key === 'j' || key === 'k') && feed.current) {
-          feed.setCurrent(feed.current, true);  // the first press brings the focus to the list
-          return;
-        }
+      if ((key === 'j' || key === 'k') && feed.current && !inFeed(document.activeElement)) {
+        feed.setCurrent(feed.current, true);  // the first press brings the focus to the list
+        return;
       }
       action();
     });
