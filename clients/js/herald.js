@@ -688,6 +688,11 @@
 
   // ---- Live Backbone collections ----------------------------------------------------
 
+  var CATCH_UP_LIMIT = 1000;   // notifications per page of the catch-up read (the server's most)
+  var CATCH_UP_PAGES = 20;     // at most this many pages (20,000 changes): past that, fall back
+  var CATCH_UP_RETRIES = 4;    // a failed catch-up read is tried again this many times...
+  var catchUpBackoff = function () { return new Backoff(1000, 8000); };  // ...after these delays (ms)
+
   // Keep `collection` in step with `<prefix>.created|updated|deleted`
   // notifications whose `data` is the record (see Herald.sync).
   Client.prototype.sync = function (collection, prefix, options) {
@@ -695,8 +700,14 @@
     var self = this;
     var versionOf = options.version || 'version';
     var idAttribute = (collection.model && collection.model.prototype.idAttribute) || 'id';
+    var since = options.since == null || options.since === '' ? null : String(options.since);
     var deleted = {};  // id -> version at deletion, so a late stale update cannot revive it
     var held = null;   // notifications that came while the collection was being fetched
+    // While the catch-up read runs: record id -> id of the newest notification
+    // applied to it (live or caught up), so that the catch-up never applies a
+    // change older than one already applied, even to records without versions.
+    var touched = null;
+    var stopped = false, retryTimer = null, wake = null;  // the catch-up's wait to read again
 
     function stale(record, previous, strictly) {
       var incoming = record[versionOf];
@@ -704,9 +715,13 @@
       return strictly ? incoming < previous : incoming <= previous;
     }
 
-    function apply(action, record) {
+    function apply(action, record, at) {
       var id = record[idAttribute];
       if (id == null) return;
+      if (touched && at) {
+        if (touched[id] && compareIds(at, touched[id]) <= 0) return;  // older than one applied
+        touched[id] = at;
+      }
       var existing = collection.get(id);
       var current = existing ? existing.get(versionOf) : deleted[id];
       if (action === 'deleted') {
@@ -722,11 +737,11 @@
 
     function receive(envelope) {
       var topic = envelope.topic;
-      if (topic.slice(0, prefix.length + 1) !== prefix + '.') return;
+      if (typeof topic !== 'string' || topic.slice(0, prefix.length + 1) !== prefix + '.') return;
       var action = topic.slice(prefix.length + 1);
       var record = envelope.data;
       if (!SYNC_ACTIONS[action] || !record || typeof record !== 'object') return;
-      if (held) held.push([action, record]); else apply(action, record);
+      if (held) held.push([action, record, envelope.id]); else apply(action, record, envelope.id);
     }
 
     // While the collection fetches, hold what arrives; apply it after, where
@@ -738,21 +753,69 @@
       if (target !== collection || !held) return;
       var waiting = held;
       held = null;
-      waiting.forEach(function (item) { apply(item[0], item[1]); });
+      waiting.forEach(function (item) { apply(item[0], item[1], item[2]); });
     }
 
     function refetch() {
       if (typeof collection.fetch === 'function') collection.fetch();
     }
 
+    // The catch-up: what was published under the prefix after `since` (the
+    // page's records are as of that id), read over REST page by page, oldest
+    // first, and applied like live notifications. Live ones that come
+    // meanwhile are applied as they come; versions (and `touched`) keep the
+    // newer of the two. A failure that may pass (no answer, 5xx, 429) is read
+    // again after a backoff, a few times; then, or at once for any other, the
+    // collection is fetched whole ({fetch: true}) or `sync:error` is triggered.
+    function catchUp() {
+      var backoff = catchUpBackoff(), pages = 0;
+      touched = {};
+      function read(after) {
+        return self.history({after: after, topic: prefix, kind: 'all', limit: CATCH_UP_LIMIT})
+          .then(function (reply) {
+            if (stopped) return;
+            var list = (reply && reply.notifications) || [];
+            list.forEach(receive);
+            pages++;
+            backoff.reset();
+            var next = reply && reply.last_id;
+            if (list.length < CATCH_UP_LIMIT || !next || compareIds(next, after) <= 0) return;
+            if (pages >= CATCH_UP_PAGES) {
+              var error = new Error('Herald.sync: more than ' + CATCH_UP_PAGES * CATCH_UP_LIMIT +
+                                    ' changes to catch up on under ' + prefix);
+              error.retryable = false;
+              throw error;
+            }
+            return read(next);
+          }, function (error) {
+            if (stopped) return;
+            if (!error.retryable || backoff.attempts >= CATCH_UP_RETRIES) throw error;
+            return new Promise(function (resolve) {
+              wake = resolve;
+              retryTimer = setTimeout(resolve, backoff.next());
+            }).then(function () { wake = null; return stopped ? null : read(after); });
+          });
+      }
+      return read(since).then(function () {
+        touched = null;
+      }, function (error) {
+        touched = null;
+        if (stopped) return;
+        if (options.fetch) return refetch();
+        error.prefix = prefix;
+        self.dispatcher.trigger('sync:error', error, {prefix: prefix, collection: collection});
+      });
+    }
+
     // The prefix joins the topics subscribed on every connect; once the first
     // subscription covering it is acknowledged, changes flow, and the
-    // collection may be fetched without missing any.
+    // collection may be caught up (`since`) or fetched without missing any.
     var live = false, markReady;
     var ready = new Promise(function (resolve) { markReady = resolve; });
     function subscribed(topics) {
       if (live || !covers(topics, prefix)) return;
       live = true;
+      if (since) return catchUp().then(markReady, markReady);  // (a listener of ours threw)
       if (options.fetch) refetch();
       markReady();
     }
@@ -768,6 +831,9 @@
     return {
       ready: ready,
       stop: function () {
+        stopped = true;
+        clearTimeout(retryTimer);
+        if (wake) wake();  // a catch-up waiting to read again ends now (and `ready` with it)
         self.dispatcher.off('notification', receive);
         self.dispatcher.off('subscriptions', subscribed);
         self.dispatcher.off('reset', refetch);

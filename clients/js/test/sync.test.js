@@ -179,3 +179,309 @@ test('stop() ends the syncing', async () => {
   send('board.created', {id: 2});
   assert.deepEqual(records.pluck('id'), [1]);
 });
+
+// ---- {since: cursor}: catching up over REST on what the rendered page missed ----
+
+const SINCE = '1700000000000-0';
+
+// A fetch the test answers by hand: each request waits for answer(reply), where
+// reply is a JSON body (200), a status (an `error` body), or 'down' (no answer).
+function manualFetch() {
+  const fetch = (url, init) => new Promise((resolve, reject) => {
+    const parsed = new URL(url);
+    fetch.requests.push({
+      url: parsed,
+      path: parsed.pathname,
+      params: Object.fromEntries(parsed.searchParams),
+      token: init.headers.Authorization,
+      answer(reply) {
+        if (reply === 'down') return reject(new TypeError('Failed to fetch'));
+        const status = typeof reply === 'number' ? reply : 200;
+        const body = status === 200 ? reply : {error: 'the server says ' + status};
+        resolve({status, ok: status < 400, json: () => Promise.resolve(body)});
+      }
+    });
+  });
+  fetch.requests = [];
+  return fetch;
+}
+
+// A connected client whose REST reads the test answers (env.fetch.requests).
+async function liveWithRest(options) {
+  const fetch = manualFetch();
+  const env = loadHerald({Backbone, fetch});
+  const {client, socket} = await connected(env, options);
+  socket.accept();
+  await answer(socket, 'subscribe', []);
+  return {env, client, socket, fetch};
+}
+
+// A `data` notification as the server keeps it (REST) and sends it (live).
+function change(ms, topic, data) {
+  return {id: ms + '-0', topic, title: topic, kind: 'data', data, ts: '2023-11-14T22:13:20.000Z'};
+}
+
+// A page of /api/notifications: {notifications, last_id, next_before}.
+function page(notifications) {
+  const last = notifications.length ? notifications[notifications.length - 1].id : null;
+  return {notifications, last_id: last, next_before: null};
+}
+
+// Every `sync:error` the dispatcher triggers.
+function syncErrors(client) {
+  const errors = [];
+  client.on('sync:error', (error, details) => errors.push({error, details}));
+  return errors;
+}
+
+test('since: a change published between render and subscribe is read over REST and applied', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection([{id: 1, version: 1, name: 'rendered'}]);
+  env.Herald.sync(records, 'board.record', {since: SINCE});
+  await flush();
+  assert.equal(fetch.requests.length, 0, 'nothing is read before the subscription is live');
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  assert.equal(fetch.requests.length, 1);
+  const request = fetch.requests[0];
+  assert.equal(request.url.origin + request.path, 'https://app.example/api/notifications');
+  assert.deepEqual(request.params, {after: SINCE, topic: 'board.record', kind: 'all', limit: '1000'});
+  assert.equal(request.token, 'Bearer T');
+  request.answer(page([
+    change(1700000000001, 'board.record.updated', {id: 1, version: 2, name: 'changed meanwhile'}),
+    change(1700000000002, 'board.record.created', {id: 2, version: 1, name: 'new meanwhile'}),
+    change(1700000000003, 'board.record.renamed', {id: 3, version: 1}),  // not a sync action
+    {id: '1700000000004-0', topic: 'board.record.created', title: 'an alert', kind: 'alert'}
+  ]));
+  await flush();
+  assert.deepEqual(records.pluck('name'), ['changed meanwhile', 'new meanwhile']);
+  assert.equal(fetch.requests.length, 1, 'a page that was not full is the last');
+});
+
+test('since: a full page is followed by a read from its last_id, until a page is not full', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection();
+  env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  const first = [];
+  for (let i = 1; i <= 1000; i++) first.push(change(1700000000000 + i, 'board.created', {id: i, version: 1}));
+  fetch.requests[0].answer(page(first));
+  await flush();
+  assert.equal(records.length, 1000);
+  assert.equal(fetch.requests.length, 2);
+  assert.deepEqual(fetch.requests[1].params,
+                   {after: '1700000001000-0', topic: 'board', kind: 'all', limit: '1000'});
+  fetch.requests[1].answer(page([change(1700000002000, 'board.deleted', {id: 7, version: 1})]));
+  await flush();
+  assert.equal(records.length, 999);
+  assert.equal(records.get(7), undefined);
+  assert.equal(fetch.requests.length, 2);
+});
+
+test('since: the catch-up reads at most 20 full pages, then falls back (sync:error)', async () => {
+  const {env, client, socket, fetch} = await liveWithRest();
+  const errors = syncErrors(client);
+  const handle = env.Herald.sync(new Backbone.Collection(), 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  let ms = 1700000000000;
+  for (let n = 0; n < 20; n++) {
+    await flush();
+    assert.equal(fetch.requests.length, n + 1);
+    const full = [];
+    for (let i = 0; i < 1000; i++) full.push(change(++ms, 'board.created', {id: ms, version: 1}));
+    fetch.requests[n].answer(page(full));
+  }
+  await flush();
+  assert.equal(fetch.requests.length, 20, 'no 21st page');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].error.message, /more than 20000 changes/);
+  assert.equal(await isReady(handle), true);
+});
+
+test('since: a live change newer than the catch-up\'s keeps; a live deletion is not undone by an older update', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection([{id: 1, version: 3, name: 'three'}, {id: 2, version: 1, name: 'two'}]);
+  env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  // Live first, while the catch-up read is on its way.
+  socket.fire('notification', change(1700000000500, 'board.updated', {id: 1, version: 5, name: 'five'}));
+  socket.fire('notification', change(1700000000501, 'board.deleted', {id: 2, version: 3}));
+  assert.deepEqual(records.pluck('name'), ['five'], 'live changes apply as they come');
+  fetch.requests[0].answer(page([
+    change(1700000000100, 'board.updated', {id: 1, version: 4, name: 'four'}),
+    change(1700000000101, 'board.updated', {id: 2, version: 2, name: 'two again'}),
+    change(1700000000500, 'board.updated', {id: 1, version: 5, name: 'five'}),
+    change(1700000000501, 'board.deleted', {id: 2, version: 3})
+  ]));
+  await flush();
+  assert.deepEqual(records.pluck('name'), ['five']);
+  assert.equal(records.get(2), undefined, 'the deleted record stays deleted');
+});
+
+test('since: without versions, a live change is not overwritten by an older one from the catch-up', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection([{id: 1, name: 'rendered'}]);
+  env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  socket.fire('notification', change(1700000000500, 'board.updated', {id: 1, name: 'live'}));
+  fetch.requests[0].answer(page([
+    change(1700000000100, 'board.updated', {id: 1, name: 'older'}),
+    change(1700000000200, 'board.created', {id: 2, name: 'missed'})
+  ]));
+  await flush();
+  assert.deepEqual(records.pluck('name'), ['live', 'missed']);
+  // Once caught up, live changes apply as always.
+  socket.fire('notification', change(1700000000600, 'board.updated', {id: 1, name: 'later'}));
+  assert.equal(records.get(1).get('name'), 'later');
+});
+
+test('since: ready resolves once the catch-up read is done, not at the subscription', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection();
+  const handle = env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  assert.equal(await isReady(handle), false, 'the read is still on its way');
+  fetch.requests[0].answer(page([change(1700000000001, 'board.created', {id: 1, version: 1})]));
+  let sizeWhenReady = null;
+  handle.ready.then(() => { sizeWhenReady = records.length; });
+  await flush();
+  assert.equal(sizeWhenReady, 1, 'the caught-up records are in the collection when ready resolves');
+});
+
+test('since: a failed catch-up read is tried again after a backoff', async () => {
+  const {env, client, socket, fetch} = await liveWithRest();
+  const errors = syncErrors(client);
+  const records = new Backbone.Collection();
+  const handle = env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  fetch.requests[0].answer('down');
+  await flush();
+  assert.equal(env.timers.pending().length, 1, 'a retry waits');
+  assert.equal(fetch.requests.length, 1);
+  env.timers.runAll();
+  await flush();
+  assert.equal(fetch.requests.length, 2);
+  assert.deepEqual(fetch.requests[1].params, fetch.requests[0].params, 'the same read again');
+  fetch.requests[1].answer(503);
+  await flush();
+  assert.equal(await isReady(handle), false);
+  env.timers.runAll();
+  await flush();
+  fetch.requests[2].answer(page([change(1700000000001, 'board.created', {id: 1, version: 1})]));
+  await flush();
+  assert.deepEqual(records.pluck('id'), [1]);
+  assert.equal(await isReady(handle), true);
+  assert.equal(errors.length, 0);
+});
+
+// Fail every read of the catch-up (a first read, then its retries); the number of reads.
+async function failEveryRead(env, fetch, reply) {
+  for (;;) {
+    await flush();
+    const open = fetch.requests.filter((r) => !r.answered);
+    if (open.length) {
+      open[0].answered = true;
+      open[0].answer(reply);
+      continue;
+    }
+    if (!env.timers.pending().length) return fetch.requests.length;
+    env.timers.runAll();
+  }
+}
+
+test('since: a catch-up that keeps failing triggers sync:error (without fetch)', async () => {
+  const {env, client, socket, fetch} = await liveWithRest();
+  const errors = syncErrors(client);
+  const records = new Backbone.Collection();
+  records.fetch = () => assert.fail('not fetched without {fetch: true}');
+  const handle = env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  assert.equal(await failEveryRead(env, fetch, 503), 5, 'one read and four retries');
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].error.status, 503);
+  assert.equal(errors[0].error.retryable, true);
+  assert.equal(errors[0].error.prefix, 'board');
+  assert.equal(errors[0].details.prefix, 'board');
+  assert.equal(errors[0].details.collection, records);
+  assert.equal(await isReady(handle), true);
+});
+
+test('since: a catch-up that keeps failing refetches the collection (with fetch)', async () => {
+  const {env, client, socket, fetch} = await liveWithRest();
+  const errors = syncErrors(client);
+  const records = new Backbone.Collection();
+  let fetches = 0;
+  records.fetch = () => { fetches++; };
+  const handle = env.Herald.sync(records, 'board', {since: SINCE, fetch: true});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  assert.equal(fetches, 0, 'since first: no full fetch while the catch-up may work');
+  assert.equal(await failEveryRead(env, fetch, 'down'), 5);
+  assert.equal(fetches, 1);
+  assert.equal(errors.length, 0);
+  assert.equal(await isReady(handle), true);
+});
+
+test('since: a refusal that will not pass (400) is not retried', async () => {
+  const {env, client, socket, fetch} = await liveWithRest();
+  const errors = syncErrors(client);
+  env.Herald.sync(new Backbone.Collection(), 'board', {since: 'nonsense'});
+  await answer(socket, 'subscribe', ['board']);
+  assert.equal(await failEveryRead(env, fetch, 400), 1);
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].error.status, 400);
+});
+
+test('since with fetch: caught up, no full fetch; a reset still refetches', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection();
+  let fetches = 0;
+  records.fetch = () => { fetches++; };
+  const handle = env.Herald.sync(records, 'board', {since: SINCE, fetch: true});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  fetch.requests[0].answer(page([]));
+  assert.equal(await isReady(handle), true);
+  assert.equal(fetches, 0);
+  socket.fire('reset');
+  socket.fire('replayed', {recovered: false, count: 0, last_id: null});
+  assert.equal(fetches, 1);
+  assert.equal(fetch.requests.length, 1, 'a reset does not catch up again over REST');
+});
+
+test('since: stop() during a retry\'s wait ends the catch-up and resolves ready', async () => {
+  const {env, client, socket, fetch} = await liveWithRest();
+  const errors = syncErrors(client);
+  const records = new Backbone.Collection();
+  const handle = env.Herald.sync(records, 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  fetch.requests[0].answer('down');
+  await flush();
+  handle.stop();
+  assert.equal(env.timers.pending().length, 0, 'the retry is called off');
+  assert.equal(await isReady(handle), true);
+  assert.equal(fetch.requests.length, 1);
+  assert.equal(errors.length, 0);
+});
+
+test('no since (null or left out): no REST read at all; a since: one read', async () => {
+  for (const options of [{}, {since: null}, {since: undefined}, {fetch: true, since: null}]) {
+    const {env, socket, fetch} = await liveWithRest();
+    const records = new Backbone.Collection();
+    records.fetch = () => {};
+    const handle = env.Herald.sync(records, 'board', options);
+    await answer(socket, 'subscribe', ['board']);
+    assert.equal(await isReady(handle), true, 'ready at the subscription, as before');
+    assert.equal(fetch.requests.length, 0, JSON.stringify(options));
+  }
+  const {env, socket, fetch} = await liveWithRest();
+  env.Herald.sync(new Backbone.Collection(), 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  assert.equal(fetch.requests.length, 1);
+});
