@@ -6,6 +6,12 @@
  *     herald.subscribe(['ops']);
  *     Herald.sync(records, 'board.record', {fetch: true});  // a Backbone collection, kept live
  *
+ * A page that renders its records into the HTML can render with them the
+ * Herald stream id they are as of (the host app's outbox knows it), and then
+ * `Herald.sync(records, 'board.record', {since: cursor})`: once subscribed,
+ * the client reads what was published under the prefix after that id over
+ * REST, so a change made between the render and the subscription is not lost.
+ *
  * One file, no build step, served by Herald at /client/herald.js with
  * socket.io-client beside it at /client/socket.io.js. When Backbone is on
  * the page the client's dispatcher is a `Backbone.Events` (views can
@@ -32,7 +38,9 @@
  * (read state, whole or a change), `state` (archived, snoozed, woke: a
  * change), `subscriptions` (the user's full list),
  * `subscriptions:error` (a message), `action:error` (a change that failed:
- * a message for people, then {message, status, retryable, action, ids, error})
+ * a message for people, then {message, status, retryable, action, ids, error}),
+ * `sync:error` (Herald.sync's catch-up from `since` failed for good, without
+ * {fetch: true} to fall back on: the Error, then {prefix, collection})
  * and `error` (an Error: refused for good).
  *
  * Failures say what they mean. A change (archive, snooze, markRead, send)
@@ -895,7 +903,22 @@
     // optionally a `version`) add, update or remove it, ignoring stale versions.
     // Subscribes the user to `prefix`; with {fetch: true} the collection is
     // fetched once that subscription is live (and again after a reset), and
-    // what arrives during any fetch is applied after it. Returns {ready, stop}.
+    // what arrives during any fetch is applied after it. Returns {ready, stop}:
+    // `ready` resolves once the subscription is live (and the catch-up done).
+    //
+    // {since: id}: the collection holds the records as of that notification id
+    // (a page rendered them, with the cursor its host app gave; null or left
+    // out: as without it). Once the subscription is live, everything published
+    // under the prefix after it is read over REST (GET /api/notifications
+    // ?after=id&topic=prefix&kind=all, 1000 a page, at most 20 pages) and
+    // applied like live notifications, which keep coming meanwhile (the newer
+    // version, or for records without one the newer notification, wins). With
+    // {fetch: true} too, this comes instead of the first fetch. A read that
+    // fails is tried again after a backoff (4 times; at once given up when it
+    // cannot pass, e.g. a 400 for a malformed id); then the collection is
+    // fetched ({fetch: true}), else the client triggers `sync:error` (the
+    // Error, then {prefix, collection}) and the page should reload its records.
+    // Usage: Herald.sync(records, 'board.record', {since: page.heraldCursor}).
     sync: function (collection, prefix, options) {
       var client = (options && options.client) || Herald.current;
       if (!client) throw new Error('Herald.sync: call Herald.connect first');
