@@ -47,6 +47,10 @@ BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 SET_BY_HERALD = ("id", "ts")
 FIELDS = ("topic", "title", "body", "severity", "data", "user", "origin",
           "correlation_id", "url")
+KINDS = ("alert", "data")
+KNOWN = FIELDS + ("kind",)  # kind is not copied like the others: see validate
+# A data event's stored JSON starts with this (see validate): readers tell it on raw bytes.
+DATA_PREFIX = b'{"kind":"data"'
 USERNAME_RULE = "must be 1-64 characters of letters, digits, '_', '.' or '-'"
 
 
@@ -72,6 +76,12 @@ def validate(envelope):
     defaulted to ``info``. ``id`` and ``ts`` are Herald's to set, so a
     publisher that sends them is refused, as is any unknown field.
 
+    ``kind`` is ``alert`` (the default) or ``data``. An alert leaves it out,
+    given or not, so ordinary notifications carry no extra bytes and one sent
+    with ``"kind": "alert"`` is stored (and fingerprinted) as one sent without.
+    A data event has it as its *first* key, so its encoded JSON starts with
+    DATA_PREFIX and a reader decides on the raw bytes (app/stream/filters.py).
+
         >>> validate({"topic": "spark.job.started", "title": "Rollup"})["severity"]
         'info'
     """
@@ -80,7 +90,7 @@ def validate(envelope):
     for field in envelope:
         if field in SET_BY_HERALD:
             raise EnvelopeError(field, "is set by Herald and must not be sent")
-        if field not in FIELDS:
+        if field not in KNOWN:
             raise EnvelopeError(str(field)[:100], "is not a known field")
 
     topic = envelope.get("topic")
@@ -127,7 +137,12 @@ def validate(envelope):
 
     check_url(envelope.get("url"))
 
-    clean = {field: envelope[field] for field in FIELDS if envelope.get(field) is not None}
+    kind = envelope.get("kind", "alert")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise EnvelopeError("kind", "must be alert or data")
+
+    clean = {"kind": "data"} if kind == "data" else {}  # first: see DATA_PREFIX
+    clean.update((field, envelope[field]) for field in FIELDS if envelope.get(field) is not None)
     clean["severity"] = severity
     return clean
 

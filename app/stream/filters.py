@@ -7,7 +7,9 @@ from itertools import accumulate
 
 import orjson
 
-from app.stream.envelope import WILDCARD, id_key, with_id
+from app.stream.envelope import DATA_PREFIX, WILDCARD, id_key, with_id
+
+KINDS = ("alert", "data", "all")  # what a read may ask for: ``all`` is both
 
 
 class Filter:
@@ -18,7 +20,10 @@ class Filter:
     any case), ``hidden``/``only``: the ids archived or snoozed, left out
     (``hidden``) or the only ones wanted (``only``), and ``mutes``: the user's
     rules as app.users.preferences.mute_rules gives them (muted topics are left
-    out). All optional.
+    out), and ``kind``: ``alert`` (notifications for people, what the inbox
+    shows), ``data`` (records that changed) or ``all`` (both, the default: a
+    filter keeps everything it is not told to leave out; the inbox asks for
+    ``alert``). All optional.
 
     A scan of the whole history (a search that matches rarely) looks at every
     entry, so :meth:`keep` decides on the stream's raw fields first and decodes
@@ -27,10 +32,17 @@ class Filter:
 
     __slots__ = ("unread", "severities", "topic", "text", "hidden", "only", "_hidden", "_only",
                  "_topic", "_under", "_read", "_unread", "_upto", "_marks", "_info", "_raw_text",
-                 "_ascii_text", "_mutes", "_muted")
+                 "_ascii_text", "_mutes", "_muted", "kind", "_data")
 
     def __init__(self, unread=None, severities=None, topic=None, text=None, hidden=(),
-                 only=None, mutes=()):
+                 only=None, mutes=(), kind="all"):
+        if kind not in KINDS:
+            raise ValueError(f"kind: must be one of {', '.join(KINDS)}")
+        self.kind = kind
+        # A data event's stored JSON starts with DATA_PREFIX (app/stream/envelope.py
+        # validate puts kind first), an alert's never does: True keeps only data
+        # events, False only alerts, None both.
+        self._data = None if kind == "all" else kind == "data"
         self.unread, self.severities, self.topic = unread, severities or None, topic
         self.text = text.casefold() if text else None
         self.hidden, self.only = hidden, only
@@ -114,6 +126,8 @@ class Filter:
     def keep(self, entry_id, topic, raw, may_contain=False):
         """The envelope when the entry (its id, topic and JSON as the stream holds them,
         bytes) passes, else None. ``may_contain``: :meth:`candidates` chose it."""
+        if self._data is not None and raw.startswith(DATA_PREFIX) is not self._data:
+            return None
         if self._only is not None and entry_id not in self._only:
             return None
         if entry_id in self._hidden:
