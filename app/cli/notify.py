@@ -8,7 +8,7 @@ from flask.cli import with_appcontext
 from app.cli.common import fail
 from app.stream import envelope as rules
 from app.stream import strict_json
-from app.stream.envelope import SEVERITIES, EnvelopeError
+from app.stream.envelope import KINDS, SEVERITIES, EnvelopeError
 from app.stream.publish import BusUnavailable, IdempotencyConflict
 
 
@@ -20,6 +20,9 @@ from app.stream.publish import BusUnavailable, IdempotencyConflict
                    "envelope a line, checked all before any is stored; prints their ids.")
 @click.option("--body", help="Plain-text body, up to 4,000 characters.")
 @click.option("--severity", type=click.Choice(SEVERITIES), default="info", show_default=True)
+@click.option("--kind", type=click.Choice(KINDS), default="alert", show_default=True,
+              help="alert: for people; data: a record changed, for programs (never "
+                   "shown in the inbox).")
 @click.option("--user", help="Make the notification private to this user.")
 @click.option("--data", "data_json", help="A JSON object of extra data.")
 @click.option("--correlation-id", help="Ties notifications of one run together.")
@@ -27,7 +30,7 @@ from app.stream.publish import BusUnavailable, IdempotencyConflict
 @click.option("--idempotency-key",
               help="Store it at most once under this key (a day): safe to rerun after a failure.")
 @with_appcontext
-def notify(topic, title, from_stdin, body, severity, user, data_json, correlation_id, url,
+def notify(topic, title, from_stdin, body, severity, kind, user, data_json, correlation_id, url,
            idempotency_key):
     """Publish a notification on TOPIC with TITLE; prints its id.
 
@@ -38,7 +41,7 @@ def notify(topic, title, from_stdin, body, severity, user, data_json, correlatio
         return _notify_lines(sys.stdin.buffer, idempotency_key)
     if not (topic and title):
         fail("TOPIC and TITLE are required (or --stdin for JSON lines)")
-    envelope = {"topic": topic, "title": title, "severity": severity, "body": body,
+    envelope = {"topic": topic, "title": title, "severity": severity, "kind": kind, "body": body,
                 "user": user, "correlation_id": correlation_id, "url": url}
     if data_json is not None:
         try:

@@ -6,7 +6,9 @@ archive and snooze (see app/users/archive_and_snooze.py; read state is in routes
 ``unread=1``, ``severity=warning,error``, ``topic=<prefix>``, ``q=<text>``
 (in the title or body, any case, within the retained history), and
 ``view=archived`` or ``view=snoozed`` (the feed leaves those out, and the topics
-the user muted: a "mute" rule in their preferences).
+the user muted: a "mute" rule in their preferences), and ``kind``: ``alert`` (the
+default: the inbox), ``data`` (only the ``kind: "data"`` events, records that
+changed, which the inbox never shows) or ``all`` (both).
 """
 from flask import jsonify, request
 
@@ -19,6 +21,7 @@ from app.stream.envelope import (
     check_topic_prefix,
     restrict,
 )
+from app.stream.filters import KINDS
 from app.users import archive_and_snooze, preferences, read_state, subscriptions
 from app.web import extensions
 from app.web.api import access
@@ -59,6 +62,9 @@ def _filter(client, user):
     text = args.get("q") or None
     if text is not None and (len(text) > MAX_QUERY or not text.strip()):
         raise EnvelopeError("q", f"must be 1-{MAX_QUERY} characters")
+    kind = args.get("kind", "alert")
+    if kind not in KINDS:
+        raise EnvelopeError("kind", "must be alert, data or all")
     view = args.get("view", "feed")
     if view not in VIEWS:
         raise EnvelopeError("view", "must be one of " + ", ".join(VIEWS))
@@ -69,7 +75,7 @@ def _filter(client, user):
     mutes = preferences.mute_rules(preferences.get(client, user)) if view == "feed" else ()
     return history.Filter(unread=read_state.get(client, user) if unread == "1" else None,
                           severities=severities, topic=topic, text=text and text.strip(),
-                          hidden=hidden, only=only, mutes=mutes)
+                          hidden=hidden, only=only, mutes=mutes, kind=kind)
 
 
 @bp.get("/api/notifications")
