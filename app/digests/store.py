@@ -218,9 +218,11 @@ def wants(record, envelope):
 
     A private notification goes only to its owner's own subscriptions, made
     before it was published: one published earlier was for whoever held the
-    name then (an account deleted and created anew, docs/contract.md).
+    name then (an account deleted and created anew, docs/contract.md). A
+    ``kind: "data"`` event (a record changed, for programs) is never collected,
+    so never emailed, not even a critical one.
     """
-    if not record["enabled"]:
+    if not record["enabled"] or envelope.get("kind") == "data":
         return False
     owner = envelope.get("user")
     if owner and owner != record["owner"]:
