@@ -1,0 +1,43 @@
+"""Databases for the transactional outbox's tests (herald_client.sqlalchemy),
+which must hold on SQLite and on PostgreSQL alike.
+
+- ``postgres_cluster`` (session): a private PostgreSQL cluster
+  (tests/databases.py), started when a test first needs it, stopped at the end;
+  its URL names its own database, which the tests leave alone.
+- ``postgres_url``: a fresh, empty database on that cluster for each test
+  (dropped after): ``postgresql+psycopg://postgres@127.0.0.1:<port>/<database>``.
+- ``sqlite_url``: a SQLite file database under the test's tmp_path.
+- ``database_url``: each of the two in turn (test ids ``sqlite``, ``postgresql``).
+
+No PostgreSQL installed fails these tests (run ``make test``: bin/setup installs
+it); they are never skipped.
+"""
+import pytest
+
+from tests.databases import PostgresMissing, fresh_database, postgres_server
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    try:
+        with postgres_server() as url:
+            yield url
+    except PostgresMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster):
+    with fresh_database(postgres_cluster) as url:
+        yield url
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'outbox.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request):
+    name = "postgres_url" if request.param == "postgresql" else "sqlite_url"
+    return request.getfixturevalue(name)
