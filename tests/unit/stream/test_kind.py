@@ -108,3 +108,17 @@ def test_the_decision_holds_on_what_the_bus_stored(redis):
     assert by_id[data].startswith(DATA_PREFIX)
     assert with_id(by_id[data], data).startswith(b'{"id":"' + data.encode() + b'","kind":"data"')
     assert orjson.loads(with_id(by_id[alert], alert)).get("kind") is None
+
+
+def test_the_replay_from_redis_keeps_data_events_as_stored(redis):
+    """A reconnect's replay read from the stream (history.replay, both forms) filters
+    by visibility only: data events come back in order, unchanged."""
+    bus = Bus(redis)
+    published = [bus.publish("board.card", "one", kind="data", data={"kind": "data"}),
+                 bus.publish("board.card", "two"),
+                 bus.publish("board.card", "three", kind="data", user="ann")]
+    [(decoded, cursor)] = list(history.replay(redis, "ann", ["board"], "0-0"))
+    assert [n["id"] for n in decoded] == published and cursor == published[-1]
+    assert [n.get("kind") for n in decoded] == ["data", None, "data"]
+    [(raw, _)] = list(history.replay(redis, "ann", ["board"], "0-0", raw=True))
+    assert raw[0][1].startswith('{"id":"' + published[0] + '","kind":"data",')
