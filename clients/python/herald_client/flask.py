@@ -34,11 +34,31 @@ Settings, from ``app.config``:
 - ``HERALD_TOKEN_TTL``: seconds a connection token lives (600); the page
   fetches a new one from ``HERALD_TOKEN_URL`` (``/herald/token``) before
   it expires;
-- ``HERALD_TOPICS``: when set, the topic prefixes every token is limited to.
+- ``HERALD_TOPICS``: when set, the topic prefixes every token is limited to;
+- ``HERALD_OUTBOX_RELAY``: with tracked models (below), whether this process
+  runs the outbox relay (True: started on the first commit that writes outbox
+  rows, or by :meth:`Herald.start_relay`); False when ``flask herald relay``
+  runs it as a process of its own.
+
+Live data from your database (needs ``pip install './clients/python[sqlalchemy]'``)::
+
+    herald.track(Card, prefix="board.card", data=lambda card: {...})
+
+Every commit that inserts, updates or deletes a Card publishes
+``board.card.created|updated|deleted`` (``kind: "data"``) through a
+transactional outbox (herald_client/sqlalchemy.py): exactly once, in commit
+order, never for a rollback, and still after Herald was away or this process
+died. ``herald.cursor()``, read before a page's records, is what the page
+passes to ``Herald.sync(..., {since: cursor})``. ``flask herald relay``
+ships the outbox on its own (``--once``: what is pending, then exit).
 """
 import json
+import signal
+import threading
 
+import click
 from flask import current_app, jsonify
+from flask.cli import AppGroup
 from markupsafe import Markup, escape
 
 from .publisher import HeraldClient
@@ -53,6 +73,7 @@ DEFAULTS = {
     "HERALD_TOKEN_TTL": 600,
     "HERALD_TOKEN_URL": "/herald/token",
     "HERALD_TOPICS": None,
+    "HERALD_OUTBOX_RELAY": True,
 }
 
 
@@ -61,6 +82,7 @@ class Herald:
 
     def __init__(self, app=None):
         self._user_loader = None
+        self.outbox = None  # a herald_client.sqlalchemy.Outbox, once a model is tracked
         if app is not None:
             self.init_app(app)
 
@@ -77,6 +99,49 @@ class Herald:
         app.extensions["herald"] = client
         app.add_url_rule(config["HERALD_TOKEN_URL"], "herald_token", self._token_view)
         app.add_template_global(self.scripts, "herald_scripts")
+        self._client = client
+        self._relay_here = bool(config["HERALD_OUTBOX_RELAY"])
+        if self.outbox is not None:
+            self._wire_outbox()
+        app.cli.add_command(_commands(self))
+
+    # -- live data: the outbox ------------------------------------------------------------
+
+    def track(self, model, prefix, data=None, title=None, user=None):
+        """Publish ``model``'s committed changes as ``<prefix>.created|updated|deleted``
+        data events, through the outbox (see :meth:`herald_client.sqlalchemy.Outbox.track`)."""
+        if self.outbox is None:
+            from .sqlalchemy import Outbox  # only apps that track need SQLAlchemy
+            self.outbox = Outbox()
+            if getattr(self, "_client", None) is not None:
+                self._wire_outbox()
+        return self.outbox.track(model, prefix, data=data, title=title, user=user)
+
+    def _wire_outbox(self):
+        self.outbox.client = self._client
+        self.outbox.auto_start = self._relay_here
+
+    def _engine(self, engine):
+        if engine is not None:
+            return engine
+        database = current_app.extensions.get("sqlalchemy")
+        if database is None:
+            raise RuntimeError("give the engine, or set up Flask-SQLAlchemy before Herald")
+        return database.engine
+
+    def start_relay(self, engine=None):
+        """Start this process's outbox relay now (it ships what earlier processes left);
+        ``engine``: Flask-SQLAlchemy's by default (inside an app context)."""
+        return self.outbox.start(self._engine(engine))
+
+    def cursor(self, session=None):
+        """The Herald id to render with a page's records: call it before reading them.
+        ``session``: Flask-SQLAlchemy's ``db.session`` by default."""
+        if self.outbox is None:
+            return None
+        if session is None:
+            session = current_app.extensions["sqlalchemy"].session
+        return self.outbox.cursor(session)
 
     def user_loader(self, function):
         """Register ``function() -> user name or None``: who is signed in now."""
@@ -131,3 +196,34 @@ class Herald:
             f'<script src="{escape(base)}/client/socket.io.js"></script>\n'
             f'<script src="{escape(base)}/client/herald.js"></script>\n'
             f'<script type="application/json" id="herald-connect">{payload}</script>')
+
+
+def _commands(herald):
+    """``flask herald relay``: the outbox relay as a process of its own."""
+    group = AppGroup("herald", help="Herald: the outbox relay.")
+
+    @group.command("relay")
+    @click.option("--once", is_flag=True, help="Ship what is pending, say how many, and exit.")
+    @click.option("--poll", default=1.0, show_default=True,
+                  help="Seconds between looks for committed rows.")
+    def relay(once, poll):
+        """Ship the outbox's committed rows to Herald, in order, until stopped."""
+        if herald.outbox is None:
+            raise click.ClickException("no model is tracked: call herald.track(Model, prefix=...) "
+                                       "in your app first")
+        engine = herald._engine(None)
+        herald.outbox.create_table(engine)
+        if once:
+            click.echo(f"shipped {herald.outbox.relay_once(engine)} outbox rows")
+            return
+        herald.outbox.poll = poll
+        done = threading.Event()
+        for name in ("SIGINT", "SIGTERM"):
+            signal.signal(getattr(signal, name), lambda *_: done.set())
+        herald.outbox.start(engine)
+        click.echo(f"herald relay: shipping {herald.outbox.table.name} every {poll} s "
+                   "(and at once when this process commits); Ctrl+C stops")
+        done.wait()
+        herald.outbox.stop()
+
+    return group

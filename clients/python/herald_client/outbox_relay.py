@@ -1,0 +1,140 @@
+"""The outbox's relay: ships committed outbox rows to Herald, in order, exactly once.
+
+:func:`relay_once` claims a batch (herald_client/outbox_rows.py), publishes it
+with one ``publish_many`` under the batch's idempotency key, and marks it
+sent; a relay that dies between the publish and the mark leaves the claimed
+batch for the next one, which publishes the same rows under the same key, and
+Herald answers with the ids it gave the first time instead of storing them
+again. :class:`Relay` runs it in a thread: after each commit that wrote rows
+(woken), every ``poll`` seconds otherwise (rows another process committed and
+could not ship), and with a growing random wait ("full jitter") while Herald
+or the database is away, when the rows simply wait.
+"""
+import json
+import logging
+import random
+import re
+import threading
+import time
+
+from . import outbox_rows
+from .errors import InvalidNotification, RateLimited
+
+log = logging.getLogger("herald_client.outbox")
+ROW_FIELD = re.compile(r"notifications\[(\d+)\]")
+PRUNE_EVERY = 60.0  # seconds between deletions of rows sent long ago
+
+
+def envelope_of(row):
+    """The notification a row publishes: its envelope, with the record's ``version``
+    the row's id when the data gave none (ids rise with every change, in commit order)."""
+    envelope = json.loads(row.envelope)
+    data = envelope.get("data")
+    if isinstance(data, dict) and "version" not in data:
+        data["version"] = row.id
+    return envelope
+
+
+def relay_once(client, engine, table):
+    """Publish every pending row, oldest first, in batches; returns how many were published.
+
+    A row Herald refuses for good (400: its error names ``notifications[i]``) is set
+    aside with Herald's message (``error``) and the rest go on; a refusal naming no
+    row splits the batch until it does. Herald unreachable, rate limits, a lost
+    database: the exception goes to the caller, and the rows wait.
+    """
+    shipped, most = 0, outbox_rows.BATCH_MOST
+    while True:
+        rows = outbox_rows.claim(engine, table, most)
+        if not rows:
+            return shipped
+        try:
+            replies = client.publish_many([envelope_of(row) for row in rows],
+                                          idempotency_key=rows[0].batch)
+        except InvalidNotification as exc:
+            index = _row_named(exc.field, len(rows))
+            if index is None and len(rows) > 1:
+                most = max(1, len(rows) // 2)  # find the row at fault in smaller batches
+            elif index is None:
+                index = 0
+            if index is not None:
+                log.error("Herald refused outbox row %s (%s): %s; it is set aside, the "
+                          "others go on", rows[index].id, rows[index].topic, exc)
+            outbox_rows.refuse(engine, table, rows, index, str(exc))
+            continue
+        outbox_rows.mark_sent(engine, table, rows, replies)
+        shipped += len(rows)
+        most = outbox_rows.BATCH_MOST
+
+
+def _row_named(field, count):
+    match = ROW_FIELD.match(field or "")
+    if match and int(match.group(1)) < count:
+        return int(match.group(1))
+    return None
+
+
+class Relay:
+    """:func:`relay_once` in a daemon thread, until :meth:`stop`.
+
+    ``poll``: seconds between looks when nothing wakes it; ``base``/``cap``: the
+    first and the widest window (seconds) of the random wait after a failure;
+    ``keep``: seconds sent rows are kept before they are deleted (the newest
+    is always kept: it is the cursor).
+    """
+
+    def __init__(self, client, engine, table, poll=1.0, base=0.5, cap=30.0, keep=3600.0):
+        self.client, self.engine, self.table = client, engine, table
+        self.poll, self.base, self.cap, self.keep = poll, base, cap, keep
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self.thread = None
+        self.failures = 0        # failed rounds in a row
+        self.shipped = 0         # rows published by this relay
+        self.last_error = None   # what the last failed round said, None once one succeeds
+
+    def start(self):
+        if self.thread is None or not self.thread.is_alive():
+            self._stop.clear()
+            self.thread = threading.Thread(target=self.run, name="herald-outbox-relay",
+                                           daemon=True)
+            self.thread.start()
+        return self
+
+    @property
+    def running(self):
+        return self.thread is not None and self.thread.is_alive()
+
+    def wake(self):
+        """Look now: a commit wrote rows."""
+        self._wake.set()
+
+    def stop(self, timeout=10.0):
+        """Stop after the batch in hand (at most ``timeout`` seconds' wait)."""
+        self._stop.set()
+        self._wake.set()
+        if self.thread is not None:
+            self.thread.join(timeout)
+
+    def run(self):
+        prune_at = 0.0
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.shipped += relay_once(self.client, self.engine, self.table)
+                if time.monotonic() >= prune_at:
+                    outbox_rows.prune(self.engine, self.table, self.keep)
+                    prune_at = time.monotonic() + PRUNE_EVERY
+            except Exception as exc:  # Herald or the database away: the rows wait
+                self.failures += 1
+                self.last_error = str(exc)
+                delay = self._backoff(exc)
+                log.warning("outbox relay: %s; trying again in %.1f s (rows wait)", exc, delay)
+                self._stop.wait(delay)  # commits do not cut this short: no hammering
+                continue
+            self.failures, self.last_error = 0, None
+            self._wake.wait(self.poll)
+
+    def _backoff(self, exc):
+        window = min(self.cap, self.base * 2 ** min(self.failures - 1, 20))
+        floor = exc.retry_after if isinstance(exc, RateLimited) and exc.retry_after else 0.0
+        return floor + random.uniform(0, window)

@@ -1,0 +1,185 @@
+"""The outbox table and the statements the outbox runs on it (SQLite and PostgreSQL).
+
+One row per change of a tracked record, written in the host app's own
+transaction (herald_client/sqlalchemy.py), shipped to Herald later by the
+relay (herald_client/outbox_relay.py):
+
+- ``id``: rises in commit order (see :func:`serialize_writers`); the order rows
+  are published in, and the record's ``version`` when its data has none;
+- ``key``: a random idempotency key made with the row, so that a database
+  made anew (ids from 1 again) never reuses a key Herald still remembers;
+- ``topic``, ``envelope``: what to publish (JSON text, without ``version``);
+- ``batch``: set when a relay claims the row for a publish, before it
+  publishes: a relay that dies after publishing and before marking the rows
+  sent leaves the same batch, with the same idempotency key, for the next
+  relay (in any process), and Herald stores it once;
+- ``sent_at``, ``herald_id``: when it was confirmed, and the id Herald gave it
+  (the newest is the cursor a page renders with its data: :func:`cursor`);
+- ``error``: why Herald refused the row for good (never sent; kept for a look).
+"""
+import time
+import uuid
+from collections import namedtuple
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    select,
+    text,
+    update,
+)
+
+BATCH_MOST = 100  # rows per publish: Herald's batch endpoint takes at most 100
+BATCH_BYTES = 56 * 1024  # and a request of at most 64 KiB: the envelopes' JSON, with room
+# The PostgreSQL advisory lock keys: writers of outbox rows, and relays claiming a batch.
+WRITERS_LOCK = 0x4865726C  # "Herl"
+CLAIM_LOCK = 0x4865726D
+
+
+Claimed = namedtuple("Claimed", "id key topic envelope batch")
+
+
+def make_table(name="herald_outbox", metadata=None):
+    """The outbox table, in ``metadata`` (a MetaData of its own by default)."""
+    return Table(
+        name, metadata if metadata is not None else MetaData(),
+        # BigInteger on PostgreSQL; on SQLite an INTEGER PRIMARY KEY, AUTOINCREMENT so
+        # that an id is never given twice (a deleted newest row's id would be).
+        Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+               autoincrement=True),
+        Column("key", String(64), nullable=False),
+        Column("topic", String(200), nullable=False),
+        Column("envelope", Text, nullable=False),
+        Column("created_at", Float, nullable=False),
+        Column("batch", String(80)),
+        Column("sent_at", Float),
+        Column("herald_id", String(41)),
+        Column("error", Text),
+        Index(f"ix_{name}_pending", "sent_at", "id"),
+        sqlite_autoincrement=True,
+    )
+
+
+def new_row(topic, envelope_json):
+    return {"key": "outbox-" + uuid.uuid4().hex, "topic": topic, "envelope": envelope_json,
+            "created_at": time.time()}
+
+
+def serialize_writers(connection):
+    """Make ids rise in commit order: on PostgreSQL, transactions writing outbox rows
+    take turns from their first outbox write to their commit (a transaction-level
+    advisory lock), since a sequence hands out ids in the order asked, not the
+    order committed. SQLite needs nothing: it has one writer at a time."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITERS_LOCK})
+
+
+def _lock_claims(connection, table):
+    """Hold the claim step to one relay at a time, until this transaction ends."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CLAIM_LOCK})
+    else:  # SQLite: an UPDATE (of no row) takes its one write lock now, for the whole step
+        connection.execute(update(table).where(table.c.id == -1).values(batch=table.c.batch))
+
+
+def claim(engine, table, most=BATCH_MOST):
+    """The rows of the batch to publish now, in id order: one claimed before and never
+    marked sent (a relay died: the same rows, the same key), else up to ``most`` of the
+    oldest pending rows, claimed now under a key made from the first one's. [] when
+    nothing is pending."""
+    columns = (table.c.id, table.c.key, table.c.topic, table.c.envelope, table.c.batch)
+    with engine.begin() as connection:
+        _lock_claims(connection, table)
+        claimed = connection.execute(
+            select(*columns).where(and_(table.c.batch.is_not(None), table.c.sent_at.is_(None),
+                                        table.c.error.is_(None)))
+            .order_by(table.c.id)).all()
+        if claimed:
+            first_batch = claimed[0].batch
+            return [Claimed(*row) for row in claimed if row.batch == first_batch]
+        pending = connection.execute(
+            select(*columns).where(and_(table.c.sent_at.is_(None), table.c.error.is_(None)))
+            .order_by(table.c.id).limit(most)).all()
+        if not pending:
+            return []
+        pending = _within(pending, BATCH_BYTES)
+        batch = f"{pending[0].key}.{len(pending)}"
+        connection.execute(update(table).where(table.c.id.in_([r.id for r in pending]))
+                           .values(batch=batch))
+        return [Claimed(*row[:4], batch) for row in pending]
+
+
+def _within(rows, most_bytes):
+    """The first of ``rows`` whose envelopes fit in ``most_bytes`` together (one at least)."""
+    size = 0
+    for count, row in enumerate(rows):
+        size += len(row.envelope.encode()) + 32  # the id spliced in as "version", commas, brackets
+        if size > most_bytes and count:
+            return rows[:count]
+    return rows
+
+
+def mark_sent(engine, table, rows, replies):
+    """Record that Herald stored ``rows`` (``replies``: its ``{"id", "ts"}`` for each)."""
+    now = time.time()
+    with engine.begin() as connection:
+        connection.execute(
+            update(table).where(table.c.id == bindparam("row_id"))
+            .values(sent_at=now, herald_id=bindparam("stream_id")),
+            [{"row_id": row.id, "stream_id": reply["id"]} for row, reply in zip(rows, replies,
+                                                                                strict=True)])
+
+
+def refuse(engine, table, rows, index, message):
+    """Herald refused the batch for row ``rows[index]`` (None: for no row it named):
+    that row is set aside with ``message``, and the others are let go, to be claimed
+    again (a new batch, so a new key: nothing of the refused batch was stored)."""
+    with engine.begin() as connection:
+        if index is not None:
+            connection.execute(update(table).where(table.c.id == rows[index].id)
+                               .values(error=message[:2000], batch=None))
+        connection.execute(update(table).where(table.c.id.in_([r.id for r in rows]))
+                           .where(table.c.error.is_(None)).values(batch=None))
+
+
+def cursor(connection, table):
+    """The Herald id of the newest row shipped, or None: every change committed after
+    this read is published to Herald after that id (rows are shipped in commit order)."""
+    return connection.execute(
+        select(table.c.herald_id).where(table.c.herald_id.is_not(None))
+        .order_by(table.c.id.desc()).limit(1)).scalar()
+
+
+def counts(connection, table):
+    """``{"pending", "sent", "refused"}``: how many rows are in each state."""
+    pending = func.sum(_case(table.c.sent_at.is_(None) & table.c.error.is_(None)))
+    refused = func.sum(_case(table.c.error.is_not(None)))
+    sent = func.sum(_case(table.c.sent_at.is_not(None)))
+    row = connection.execute(select(pending, sent, refused)).one()
+    return {"pending": int(row[0] or 0), "sent": int(row[1] or 0), "refused": int(row[2] or 0)}
+
+
+def _case(condition):
+    return case((condition, 1), else_=0)
+
+
+def prune(engine, table, older_than):
+    """Delete rows sent more than ``older_than`` seconds ago, all but the newest sent
+    (the cursor). Returns how many went."""
+    newest = select(func.max(table.c.id)).where(table.c.sent_at.is_not(None)).scalar_subquery()
+    with engine.begin() as connection:
+        return connection.execute(
+            delete(table).where(and_(table.c.sent_at < time.time() - older_than,
+                                     table.c.id < newest))).rowcount

@@ -1,0 +1,267 @@
+"""Live data from your database, exactly once: a transactional outbox for SQLAlchemy.
+
+    from herald_client import HeraldClient
+    from herald_client.sqlalchemy import Outbox
+
+    outbox = Outbox(HeraldClient("http://127.0.0.1:5000", api_key="hk_..."))
+    outbox.track(Card, prefix="board.card", data=lambda card: {"title": card.title, ...})
+    outbox.create_table(engine)   # or put outbox.table in your metadata: Outbox(..., metadata=)
+    outbox.start(engine)          # the relay, in a thread of this process
+
+Publishing after a commit is a dual write: a crash between the two, or Herald
+away, loses the change for everyone watching; a publish before a commit that
+then rolls back shows a change that never happened. Here a flush that
+inserts, updates or deletes a tracked object writes one row per change into
+the ``herald_outbox`` table, in the same transaction: a rollback leaves no
+row, a commit keeps them all. The relay publishes committed rows in commit
+order, ``<prefix>.created|updated|deleted`` with ``kind: "data"`` and
+``data`` the record (its ``id``, and a ``version`` that rises with every
+change of it), each batch under an idempotency key made from its rows: a
+relay that dies after publishing and before marking them sent never
+publishes them twice, and rows committed by a process that died before its
+relay shipped them are shipped by the next relay, in any process
+(``flask herald relay`` runs one on its own). While Herald is away the rows
+wait; commits do not (nothing of Herald is on the commit's path).
+
+``version``: the data's own when it has one (``data`` returning it, or the
+mapper's ``version_id_col``), else the outbox row's id, which rises with
+every change in commit order. :meth:`Outbox.cursor` is the Herald id a page
+renders with its records, for ``Herald.sync(..., {since: cursor})``: every
+change the page's data misses is published after it.
+"""
+import datetime
+import decimal
+import json
+import re
+import threading
+import uuid
+
+from sqlalchemy import event, inspect
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session
+
+from . import outbox_relay, outbox_rows
+
+ACTIONS = ("created", "updated", "deleted")
+MAX_TITLE = 200
+MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the flush, instead
+_ROWS = "herald_outbox_rows"  # session.info: rows this transaction wrote, per outbox
+
+
+class OutboxError(ValueError):
+    """A tracked change cannot become a notification (the flush fails, naming why)."""
+
+
+class _Tracked:
+    __slots__ = ("prefix", "data", "title", "user", "mapper")
+
+    def __init__(self, model, prefix, data, title, user):
+        self.prefix, self.data, self.title, self.user = prefix, data, title, user
+        self.mapper = inspect(model)
+
+
+class Outbox:
+    """Tracked models' changes, written with them and shipped to Herald by a relay.
+
+    ``client``: a HeraldClient (its API key publishes); ``table_name``; ``metadata``:
+    a MetaData to put the table in (your migrations then make it); ``session``: the
+    Session class, sessionmaker or scoped_session whose flushes are watched (every
+    Session by default); ``poll``: seconds between the relay's looks for rows other
+    processes left; ``keep``: seconds sent rows are kept.
+    """
+
+    def __init__(self, client=None, *, table_name="herald_outbox", metadata=None, session=Session,
+                 poll=1.0, keep=3600.0):
+        self.client = client
+        self.table = outbox_rows.make_table(table_name, metadata)
+        self.poll, self.keep = poll, keep
+        self.tracked = {}  # mapper -> _Tracked
+        self.relay = None
+        self.auto_start = False  # start the relay on the first commit that wrote rows
+        self._lock = threading.RLock()
+        self._id = uuid.uuid4().hex
+        event.listen(session, "after_flush", self._after_flush)
+        event.listen(session, "after_commit", self._after_commit)
+        event.listen(session, "after_rollback", self._forget)
+
+    # -- what is tracked ---------------------------------------------------------------
+
+    def track(self, model, prefix, data=None, title=None, user=None):
+        """Publish ``model``'s changes as ``<prefix>.created|updated|deleted``.
+
+        ``data(obj) -> dict``: the record as pages see it (default: every column);
+        its ``id`` is the primary key unless it gives one. ``title(obj, action,
+        changes) -> str``: the notification's title (``changes``: for an update,
+        ``{attribute: [old, new]}``), default "<Model> <id> <action>". ``user(obj) ->
+        name or None``: when it names a user, the change is private to them.
+        """
+        _check_prefix(prefix)
+        mapper = inspect(model)
+        self.tracked[mapper] = _Tracked(model, prefix, data, title, user)
+        return model
+
+    def _tracking(self, obj):
+        mapper = inspect(obj).mapper
+        found = self.tracked.get(mapper)
+        if found is None:
+            for base in mapper.iterate_to_root():  # a subclass of a tracked model
+                found = self.tracked.get(base)
+                if found is not None:
+                    break
+        return found
+
+    # -- the flush: rows in the same transaction -------------------------------------------
+
+    def _after_flush(self, session, _context):
+        if not self.tracked:
+            return
+        changes = [(obj, "created") for obj in session.new] + \
+            [(obj, "updated") for obj in session.dirty if session.is_modified(obj)] + \
+            [(obj, "deleted") for obj in session.deleted]
+        rows, mapper = [], None
+        for obj, action in changes:
+            tracking = self._tracking(obj)
+            if tracking is not None:
+                rows.append(self._row(tracking, obj, action))
+                mapper = mapper or tracking.mapper
+        if not rows:
+            return
+        rows.sort(key=lambda row: row[0])  # the order of the session's own statements is
+        rows = [row[1] for row in rows]    # lost in its sets: by record id, stable
+        connection = session.connection(bind_arguments={"mapper": mapper})
+        outbox_rows.serialize_writers(connection)
+        connection.execute(self.table.insert(), rows)
+        written = session.info.setdefault(_ROWS, {})
+        written[self._id] = written.get(self._id, 0) + len(rows)
+
+    def _row(self, tracking, obj, action):
+        state = inspect(obj)
+        record = dict(tracking.data(obj)) if tracking.data else _columns(state)
+        key = state.identity if state.identity is not None else \
+            state.mapper.primary_key_from_instance(obj)
+        record.setdefault("id", key[0] if len(key) == 1 else list(key))
+        version_col = state.mapper.version_id_col
+        if "version" not in record and version_col is not None:
+            record["version"] = getattr(obj, state.mapper.get_property_by_column(version_col).key)
+        changes = _changes(state) if action == "updated" else {}
+        title = tracking.title(obj, action, changes) if tracking.title else \
+            f"{type(obj).__name__} {record['id']} {action}"
+        envelope = {"topic": f"{tracking.prefix}.{action}", "title": _title(title), "kind": "data",
+                    "data": record}
+        owner = tracking.user(obj) if tracking.user else None
+        if owner:
+            envelope["user"] = owner
+        try:
+            encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            raise OutboxError(f"{tracking.prefix}.{action}: data of {type(obj).__name__} "
+                              f"{record['id']} is not JSON: {exc}") from None
+        if len(json.dumps(envelope["data"], default=_json_value)) > MAX_DATA_BYTES:
+            raise OutboxError(f"{tracking.prefix}.{action}: data of {type(obj).__name__} "
+                              f"{record['id']} is over {MAX_DATA_BYTES} bytes encoded; "
+                              "give track() a data function that keeps less")
+        return (_sort_key(record["id"]), outbox_rows.new_row(envelope["topic"], encoded))
+
+    # -- the commit: wake the relay ----------------------------------------------------
+
+    def _after_commit(self, session):
+        written = session.info.get(_ROWS, {}).pop(self._id, 0)  # each outbox its own count
+        if not written:
+            return
+        if self.relay is None and self.auto_start:
+            bind = session.get_bind(mapper=next(iter(self.tracked)))
+            self.start(bind.engine if isinstance(bind, Connection) else bind)
+        if self.relay is not None:
+            self.relay.wake()
+
+    def _forget(self, session):
+        session.info.get(_ROWS, {}).pop(self._id, None)
+
+    # -- the table and the relay -----------------------------------------------------------
+
+    def create_table(self, engine):
+        """Make the outbox table if it is not there yet."""
+        self.table.create(engine, checkfirst=True)
+
+    def start(self, engine):
+        """Start the relay in a thread of this process (once): it ships what is pending
+        now (rows a process that died left), then each commit's rows."""
+        if self.client is None:
+            raise RuntimeError("Outbox.start: give the Outbox a HeraldClient first")
+        with self._lock:
+            if self.relay is None or not self.relay.running:
+                self.relay = outbox_relay.Relay(self.client, engine, self.table, poll=self.poll,
+                                                keep=self.keep).start()
+            return self.relay
+
+    def stop(self, timeout=10.0):
+        """Stop the relay (rows not yet shipped wait for the next one)."""
+        if self.relay is not None:
+            self.relay.stop(timeout)
+            self.relay = None
+
+    def relay_once(self, engine):
+        """Ship what is pending now, in order; returns how many rows were published."""
+        return outbox_relay.relay_once(self.client, engine, self.table)
+
+    def cursor(self, bind):
+        """The Herald id to render with a page's records (read them after this call, in
+        the same request): ``Herald.sync(collection, prefix, {since: cursor})`` then
+        misses nothing. ``bind``: a Session, Connection or Engine. None before any row
+        was shipped (the page then fetches its records once subscribed)."""
+        if isinstance(bind, Connection):
+            return outbox_rows.cursor(bind, self.table)
+        if isinstance(bind, Engine):
+            with bind.connect() as connection:
+                return outbox_rows.cursor(connection, self.table)
+        return outbox_rows.cursor(bind.connection(), self.table)  # a Session, or scoped_session
+
+    def counts(self, engine):
+        """``{"pending", "sent", "refused"}``: rows waiting, shipped (and kept), set aside."""
+        with engine.connect() as connection:
+            return outbox_rows.counts(connection, self.table)
+
+
+def _check_prefix(prefix):
+    if not isinstance(prefix, str) or not re.fullmatch(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*", prefix) \
+            or len(prefix) > 180:
+        raise OutboxError(f"prefix: {prefix!r} must be dot-separated segments of [a-z0-9_-], "
+                          "e.g. board.card")
+
+
+def _columns(state):
+    return {attr.key: getattr(state.obj(), attr.key) for attr in state.mapper.column_attrs}
+
+
+def _changes(state):
+    """``{attribute: [old, new]}`` of the columns this flush changed."""
+    found = {}
+    for attr in state.mapper.column_attrs:
+        history = state.attrs[attr.key].history
+        if history.has_changes():
+            old = history.deleted[0] if history.deleted else None
+            new = history.added[0] if history.added else None
+            if old != new:
+                found[attr.key] = [old, new]
+    return found
+
+
+def _title(text):
+    text = " ".join(str(text).split())  # no control characters, no runs of spaces
+    return (text[:MAX_TITLE - 1] + "…") if len(text) > MAX_TITLE else (text or "changed")
+
+
+def _sort_key(record_id):
+    return (0, record_id, "") if isinstance(record_id, (int, float)) else (1, 0, str(record_id))
+
+
+def _json_value(value):
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")

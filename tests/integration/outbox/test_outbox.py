@@ -1,0 +1,246 @@
+"""The transactional outbox (herald_client.sqlalchemy.Outbox) against a live Herald, on
+SQLite and on PostgreSQL (a private server of the tests' own: tests/databases.py)."""
+import threading
+
+import orjson
+import pytest
+from sqlalchemy import Integer, String, create_engine, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from app.stream.keys import STREAM
+from app.users import accounts
+from herald_client import HeraldClient, Unavailable, outbox_rows, retry_policy
+from herald_client.sqlalchemy import Outbox, OutboxError
+from tests.support import free_port, wait_until
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Card(Base):
+    __tablename__ = "cards"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    column: Mapped[str] = mapped_column(String(20), default="todo")
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class Note(Base):
+    """A model with a version column SQLAlchemy keeps (version_id_col)."""
+    __tablename__ = "notes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text: Mapped[str] = mapped_column(String(200))
+    revision: Mapped[int] = mapped_column(Integer, nullable=False)
+    __mapper_args__ = {"version_id_col": revision}
+
+
+class Untracked(Base):
+    __tablename__ = "untracked"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+
+
+@pytest.fixture
+def engine(database_url):
+    engine = create_engine(database_url)
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def client(live_server, redis):
+    key = accounts.create_api_key(redis, "host-app")
+    with HeraldClient(live_server.url, key, retry=retry_policy(retries=1, backoff=0.05)) as client:
+        yield client
+
+
+@pytest.fixture
+def outbox(engine, client):
+    outbox = Outbox(client, session=Session)
+    outbox.track(Card, prefix="board.card",
+                 data=lambda card: {"title": card.title, "column": card.column},
+                 title=lambda card, action, changes: f"{action} {card.title} {sorted(changes)}",
+                 user=lambda card: card.owner)
+    outbox.track(Note, prefix="notes")
+    outbox.table.drop(engine, checkfirst=True)
+    outbox.create_table(engine)
+    yield outbox
+    outbox.stop()
+    _forget(outbox)
+
+
+def _forget(outbox):
+    """Unhook a test's outbox from Session (its listeners would outlive it)."""
+    from sqlalchemy import event
+    for name, hook in (("after_flush", outbox._after_flush), ("after_commit", outbox._after_commit),
+                       ("after_rollback", outbox._forget)):
+        event.remove(Session, name, hook)
+
+
+def stream(redis):
+    return [dict(orjson.loads(fields[b"envelope"]), id=entry_id.decode())
+            for entry_id, fields in redis.xrange(STREAM)]
+
+
+def test_created_updated_deleted_publish_after_the_commit_in_order(engine, outbox, redis):
+    with Session(engine) as session:
+        card = Card(title="Write docs")
+        session.add(card)
+        session.commit()
+        card.column = "doing"
+        session.commit()
+        session.delete(card)
+        assert stream(redis) == []  # nothing before the relay ships
+        session.commit()
+    assert outbox.relay_once(engine) == 3
+    events = stream(redis)
+    assert [e["topic"] for e in events] == ["board.card.created", "board.card.updated",
+                                            "board.card.deleted"]
+    assert all(e["kind"] == "data" for e in events)
+    assert [e["data"]["id"] for e in events] == [card.id] * 3
+    versions = [e["data"]["version"] for e in events]
+    assert versions == sorted(versions) and len(set(versions)) == 3
+    assert events[1]["data"]["column"] == "doing"
+    assert events[1]["title"] == "updated Write docs ['column']"
+    assert outbox.relay_once(engine) == 0  # each once
+    with engine.connect() as connection:
+        assert outbox.cursor(connection) == events[-1]["id"]
+
+
+def test_a_rollback_publishes_nothing_and_untracked_models_nothing(engine, outbox, redis):
+    with Session(engine) as session:
+        session.add(Card(title="Never"))
+        session.flush()  # the outbox row is written ...
+        session.rollback()  # ... and goes with the transaction
+        session.add(Untracked())
+        session.commit()
+    assert outbox.relay_once(engine) == 0
+    assert stream(redis) == []
+    assert outbox.counts(engine) == {"pending": 0, "sent": 0, "refused": 0}
+
+
+def test_versions_are_the_records_own_when_it_has_one(engine, outbox, redis):
+    with Session(engine) as session:
+        note = Note(text="a")
+        session.add(note)
+        session.commit()
+        note.text = "b"
+        session.commit()
+    outbox.relay_once(engine)
+    assert [(e["data"]["version"], e["data"]["text"]) for e in stream(redis)] == [(1, "a"), (2, "b")]
+
+
+def test_private_records_go_to_their_owner_only(engine, outbox, redis):
+    with Session(engine) as session:
+        session.add(Card(title="Mine", owner="alice"))
+        session.commit()
+    outbox.relay_once(engine)
+    assert stream(redis)[0]["user"] == "alice"
+
+
+def test_commit_order_when_transactions_overlap(engine, outbox, redis):
+    """The first to write an outbox row commits first and is published first, even when
+    a later transaction would commit in between (it waits for the first)."""
+    first = Session(engine)
+    first.add(Card(title="first"))
+    first.flush()  # holds the outbox (PostgreSQL: its lock; SQLite: the write lock)
+    second_done = threading.Event()
+
+    def second():
+        with Session(engine) as session:
+            session.add(Card(title="second"))
+            session.commit()
+        second_done.set()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    assert not second_done.wait(0.5)  # it waits for the first transaction
+    first.commit()
+    first.close()
+    thread.join(20)
+    assert second_done.is_set()
+    outbox.relay_once(engine)
+    assert [e["data"]["title"] for e in stream(redis)] == ["first", "second"]
+
+
+def test_a_relay_that_dies_after_publishing_never_publishes_twice(engine, outbox, redis,
+                                                                  monkeypatch):
+    with Session(engine) as session:
+        session.add_all([Card(title=f"card {i}") for i in range(5)])
+        session.commit()
+    real = outbox_rows.mark_sent
+
+    def dies(*args):
+        raise ConnectionError("the relay died before marking its batch sent")
+
+    monkeypatch.setattr(outbox_rows, "mark_sent", dies)
+    with pytest.raises(ConnectionError):
+        outbox.relay_once(engine)
+    assert len(stream(redis)) == 5  # Herald has them ...
+    monkeypatch.setattr(outbox_rows, "mark_sent", real)
+    assert outbox.relay_once(engine) == 5  # ... the next relay publishes the same batch
+    events = stream(redis)
+    assert len(events) == 5  # stored once
+    with engine.connect() as connection:
+        assert outbox.cursor(connection) == events[-1]["id"]
+    assert outbox.counts(engine) == {"pending": 0, "sent": 5, "refused": 0}
+
+
+def test_a_row_herald_refuses_is_set_aside_and_the_rest_go_on(engine, outbox, redis):
+    with Session(engine) as session:
+        session.add_all([Card(title="fine"), Card(title="bad owner", owner="no spaces allowed"),
+                         Card(title="fine too")])
+        session.commit()
+    assert outbox.relay_once(engine) == 2
+    assert [e["data"]["title"] for e in stream(redis)] == ["fine", "fine too"]
+    assert outbox.counts(engine) == {"pending": 0, "sent": 2, "refused": 1}
+    with engine.connect() as connection:
+        error = connection.execute(select(outbox.table.c.error)
+                                   .where(outbox.table.c.error.is_not(None))).scalar()
+    assert "user" in error
+
+
+def test_data_that_cannot_be_published_fails_the_flush_naming_it(engine, outbox):
+    outbox.track(Untracked, prefix="odd", data=lambda obj: {"when": object()})
+    with Session(engine) as session:
+        session.add(Untracked())
+        with pytest.raises(OutboxError, match=r"odd.created: data of Untracked \d+ is not JSON"):
+            session.commit()
+    with pytest.raises(OutboxError, match="prefix"):
+        outbox.track(Untracked, prefix="Not A Prefix")
+
+
+def test_rows_wait_while_herald_is_away_and_commits_do_not(engine, outbox, redis, client):
+    away = HeraldClient(f"http://127.0.0.1:{free_port()}", "hk_x",
+                        retry=retry_policy(retries=0), timeout=1)
+    outbox.client = away
+    with Session(engine) as session:
+        session.add(Card(title="while away"))
+        session.commit()
+    with pytest.raises(Unavailable):
+        outbox.relay_once(engine)
+    assert outbox.counts(engine)["pending"] == 1
+    outbox.client = client  # Herald is back
+    assert outbox.relay_once(engine) == 1
+    assert [e["data"]["title"] for e in stream(redis)] == ["while away"]
+
+
+def test_the_background_relay_ships_each_commit_and_recovers(engine, outbox, redis, client):
+    away = HeraldClient(f"http://127.0.0.1:{free_port()}", "hk_x",
+                        retry=retry_policy(retries=0), timeout=1)
+    outbox.client = away
+    relay = outbox.start(engine)
+    relay.base = relay.cap = 0.05
+    with Session(engine) as session:
+        session.add(Card(title="one"))
+        session.commit()
+    wait_until(lambda: relay.failures >= 1, timeout=10, message="a failed round")
+    relay.client = client  # Herald is back: the next round ships it
+    wait_until(lambda: len(stream(redis)) == 1, timeout=10, message="the first card")
+    with Session(engine) as session:
+        session.add(Card(title="two"))
+        session.commit()  # wakes the relay
+    wait_until(lambda: len(stream(redis)) == 2, timeout=10, message="the second card")
+    assert relay.last_error is None and relay.shipped == 2
