@@ -134,8 +134,8 @@ class Filter:
             return None
         if self._topic is not None and topic != self._topic and not topic.startswith(self._under):
             return None
-        if self._mutes and self.is_muted(topic):
-            return None
+        if self._mutes and self.is_muted(topic) and not raw.startswith(DATA_PREFIX):
+            return None  # a mute quiets what people are told, never a page's live records
         if self.unread is not None and self._is_read(entry_id):
             return None
         if self._marks and not any(mark in raw for mark in self._marks) \

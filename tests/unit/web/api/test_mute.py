@@ -38,3 +38,17 @@ def test_a_muted_topic_leaves_the_inbox_and_comes_back_when_unmuted(client, publ
 def test_muting_everything_then_one_part_back(client, published):
     rules(client, ("*", "mute"), ("ops", "app"))
     assert ids(client, bearer("bob")) == [published["ops.deploy"]]
+
+
+def test_a_mute_leaves_alerts_out_never_data_events(client, redis, user):
+    """Muting is about what people are told: a page's Herald.sync still reads the
+    records that changed under a muted topic (kind=data or kind=all)."""
+    subscribe(redis, "bob", ["board"])
+    bus = Bus(redis)
+    alert = bus.publish("board.card.updated", "an alert")
+    change = bus.publish("board.card.updated", "a change", kind="data", data={"id": 1})
+    rules(client, ("board", "mute"))
+    for kind, wanted in (("alert", []), ("data", [change]), ("all", [change])):
+        assert ids(client, bearer("bob"), after=0, kind=kind) == wanted, kind
+    rules(client)  # unmuted: the alert is back
+    assert ids(client, bearer("bob"), after=0) == [alert]
