@@ -1,10 +1,19 @@
 """The example's background job: tell a user, and only them, when a card is assigned to them.
 
-Views put ``(card, who assigned it)`` on ``queue``; a worker thread
-publishes a private notification (``user`` set) to the assignee, which
-Herald delivers to that user's pages alone. A publish that cannot be
-confirmed is retried inside the client with the same idempotency key;
-one that still fails is logged and dropped, never crashing the worker.
+Views put ``(card, who assigned it)`` on ``queue`` after their commit; a
+worker thread publishes a private notification (``user`` set, kind alert)
+to the assignee, which Herald delivers to that user's pages alone. A
+publish that cannot be confirmed is retried inside the client with the same
+idempotency key; one that still fails is logged and dropped, never crashing
+the worker.
+
+Unlike the card itself (a data event, through the outbox: live.py), this is
+a plain publish after the commit, a dual write on purpose: it is a nudge for
+a person, not the record. If the process dies between the commit and the
+publish, or Herald stays away, the alert is lost, and that is acceptable:
+the assignment is on the board (its data event is never lost) and the
+assignee sees it there. Putting it before the commit would be worse: an
+alert for an assignment that then rolled back.
 """
 import logging
 import threading
@@ -12,7 +21,7 @@ from queue import Queue
 
 from herald_client import HeraldError
 
-COLUMN_NAMES = {"todo": "To do", "doing": "Doing", "done": "Done"}
+from .models import COLUMN_NAMES
 
 log = logging.getLogger("board.alerts")
 

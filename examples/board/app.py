@@ -1,9 +1,14 @@
 """The example host app: a shared board of cards, with its own users, kept live by Herald.
 
 Everything Herald-specific is marked ``# Herald``: the extension's settings
-and ``init_app``, who is signed in (``user_loader``), one ``publish`` per
-change, and the background job's private alert. The page renders
-``{{ herald_scripts() }}`` and its script connects and syncs (static/board.js).
+and ``init_app``, who is signed in (``user_loader``), the outbox table, the
+cursor the board page renders with its cards, and the background job's
+private alert. The views never publish a card's change: they commit it, and
+``herald.track`` (live.py) has that same commit write the event to Herald's
+outbox, which the relay ships (``HERALD_OUTBOX_RELAY``: in this process,
+unless ``flask --app examples.board.app:create_app herald relay`` runs it).
+The page renders ``{{ herald_scripts() }}``, its cards and the cursor, and
+its script connects and syncs from that cursor (static/board.js).
 """
 import os
 import secrets
@@ -20,11 +25,14 @@ from flask import (
     session,
     url_for,
 )
+from sqlalchemy.orm.exc import StaleDataError
 
-from herald_client.flask import Herald
-
+from . import store
 from .alerts import AssignmentAlerts
-from .store import COLUMNS, DEMO_PASSWORD, CardError, Store
+from .database import set_up
+from .live import herald
+from .models import COLUMNS, db
+from .store import DEMO_PASSWORD, CardError
 
 HERE = Path(__file__).resolve().parent
 VENDOR = {  # the host app brings its own libraries (here, from the repository's node_modules)
@@ -32,8 +40,6 @@ VENDOR = {  # the host app brings its own libraries (here, from the repository's
     "underscore.js": "underscore/underscore-umd-min.js",
     "backbone.js": "backbone/backbone-min.js",
 }
-
-herald = Herald()  # Herald
 
 
 def create_app(config=None):
@@ -43,18 +49,23 @@ def create_app(config=None):
         SESSION_COOKIE_NAME="board_session",
         SESSION_COOKIE_SAMESITE="Lax",
         BOARD_DB=os.environ.get("BOARD_DB", "board.db"),
+        BOARD_DATABASE_URL=os.environ.get("BOARD_DATABASE_URL"),  # e.g. postgresql+psycopg://...
         NODE_MODULES=os.environ.get("NODE_MODULES", str(HERE.parent.parent / "node_modules")),
         HERALD_URL=os.environ.get("HERALD_URL", "http://127.0.0.1:5000"),  # Herald
         HERALD_API_KEY=os.environ.get("HERALD_API_KEY"),                    # Herald
         HERALD_JWT_SECRET=os.environ.get("HERALD_JWT_SECRET"),              # Herald
         HERALD_TOPICS=["board"],  # Herald: pages may follow board.* only
+        # Herald: the outbox relay runs in this process (0: `flask herald relay` runs it)
+        HERALD_OUTBOX_RELAY=os.environ.get("HERALD_OUTBOX_RELAY", "1") != "0",
     )
     app.config.update(config or {})
+    set_up(app)
     herald.init_app(app)  # Herald
-    store = Store(app.config["BOARD_DB"])
+    with app.app_context():
+        herald.outbox.create_table(db.engine)  # Herald: the outbox, beside the cards
+        store.add_demo_users()
     alerts = AssignmentAlerts(app.extensions["herald"])  # Herald: the background job
     alerts.start()
-    app.extensions["board"] = store
 
     @herald.user_loader  # Herald: who is signed in
     def current_user():
@@ -94,8 +105,9 @@ def create_app(config=None):
     def board():
         if not current_user():
             return redirect(url_for("login_form"))
+        cursor = herald.cursor()  # Herald: before the cards, so that it is not newer than them
         return render_template("board.html", user=current_user(), users=store.users(),
-                               columns=COLUMNS)
+                               columns=COLUMNS, cards=store.cards(), cursor=cursor)
 
     def signed_in():
         user = current_user()
@@ -114,32 +126,46 @@ def create_app(config=None):
     def create_card():
         user = signed_in()
         card = store.create(request.get_json(silent=True), user)
-        announce("created", card, user)
-        return jsonify(card), 201
+        db.session.flush()  # the id; the outbox row is written by this flush too
+        answer = card.to_json()
+        db.session.commit()  # Herald: the card and its board.card.created event, at once
+        return jsonify(answer), 201
 
     @app.route("/api/cards/<int:card_id>", methods=["PUT", "PATCH"])
     def update_card(card_id):
         user = signed_in()
-        card, before = store.update(card_id, request.get_json(silent=True), user)
+        fields = request.get_json(silent=True)
+        card = store.find_for_change(card_id)
         if card is None:
             abort(404)
-        announce("updated", card, user)
-        if card["assignee"] and card["assignee"] != before["assignee"]:
-            alerts.queue.put((card, user))
-        return jsonify(card)
+        assignee = card.assignee
+        if store.update(card, fields, user):
+            db.session.flush()
+        answer = card.to_json()
+        db.session.commit()  # Herald: board.card.updated goes with it, when it changed
+        if answer["assignee"] and answer["assignee"] != assignee:
+            alerts.queue.put((answer, user))  # Herald: an alert, after the commit (alerts.py)
+        return jsonify(answer)
 
     @app.delete("/api/cards/<int:card_id>")
     def delete_card(card_id):
         user = signed_in()
-        card = store.delete(card_id, user)
+        card = store.find_for_change(card_id)
         if card is None:
             abort(404)
-        announce("deleted", card, user)
+        store.delete(card, user)
+        db.session.commit()  # Herald: board.card.deleted, naming who deleted it
         return "", 204
 
     @app.errorhandler(CardError)
     def refused(exc):
+        db.session.rollback()
         return jsonify(error=str(exc)), 400
+
+    @app.errorhandler(StaleDataError)
+    def changed_meanwhile(_exc):  # a row changed under a copy read without its lock
+        db.session.rollback()
+        return jsonify(error="the card changed meanwhile: try again"), 409
 
     @app.get("/vendor/<name>")
     def vendor(name):
@@ -149,7 +175,3 @@ def create_app(config=None):
 
     return app
 
-
-def announce(action, card, user):
-    """Herald: every browser looking at the board gets the card as it now is."""
-    herald.publish(f"board.card.{action}", f"{user} {action} “{card['title']}”", data=card)

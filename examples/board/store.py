@@ -1,119 +1,102 @@
-"""The board's own data: its users and its cards, in SQLite.
+"""The board's changes: sign-in checks, and cards made, changed and deleted (in db.session).
 
-This is the host app's business, not Herald's: Herald never sees this
-database. Each card carries a ``version`` that goes up by one with every
-change, which the browser uses to tell a stale notification from a fresh one.
+Each function changes the session and leaves the commit to the view, so
+that one commit holds the card and the Herald outbox row its change wrote
+(live.py): nothing here knows Herald. A change that changes nothing (a
+title saved as it was) writes nothing: no new version, no event.
 """
-import sqlite3
 import time
 
+from sqlalchemy import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
-COLUMNS = ("todo", "doing", "done")
+from .database import write
+from .models import COLUMNS, Card, User, db
+
 DEMO_USERS = ("alice", "bob", "carol")
 DEMO_PASSWORD = "board-demo"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, password TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cards (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    title TEXT NOT NULL,
-    column_name TEXT NOT NULL,
-    assignee TEXT,
-    version INTEGER NOT NULL,
-    updated_by TEXT NOT NULL,
-    updated_at REAL NOT NULL
-);
-"""
 
 
 class CardError(ValueError):
     """A card change was refused; the message names the field."""
 
 
-class Store:
-    """The board's SQLite database (one connection per call: safe across threads)."""
-
-    def __init__(self, path):
-        self.path = str(path)
-        with self._db() as db:
-            db.executescript(SCHEMA)
-            for name in DEMO_USERS:
-                db.execute("INSERT OR IGNORE INTO users VALUES (?, ?)",
-                           (name, generate_password_hash(DEMO_PASSWORD)))
-
-    def _db(self):
-        db = sqlite3.connect(self.path, timeout=10)
-        db.row_factory = sqlite3.Row
-        return db
-
-    def check_password(self, name, password):
-        with self._db() as db:
-            row = db.execute("SELECT password FROM users WHERE name = ?", (name,)).fetchone()
-        return row is not None and check_password_hash(row["password"], password or "")
-
-    def users(self):
-        with self._db() as db:
-            return [row["name"] for row in db.execute("SELECT name FROM users ORDER BY name")]
-
-    def cards(self):
-        with self._db() as db:
-            return [_card(row) for row in db.execute("SELECT * FROM cards ORDER BY id")]
-
-    def create(self, fields, user):
-        title, column, assignee = self._check(fields, partial=False)
-        with self._db() as db:
-            cursor = db.execute(
-                "INSERT INTO cards (title, column_name, assignee, version, updated_by, updated_at)"
-                " VALUES (?, ?, ?, 1, ?, ?)", (title, column, assignee, user, time.time()))
-            return _card(db.execute("SELECT * FROM cards WHERE id = ?",
-                                    (cursor.lastrowid,)).fetchone())
-
-    def update(self, card_id, fields, user):
-        """The card after the change, and the card before it (None when there is no such card)."""
-        title, column, assignee = self._check(fields, partial=True)
-        with self._db() as db:
-            before = db.execute("SELECT * FROM cards WHERE id = ?", (card_id,)).fetchone()
-            if before is None:
-                return None, None
-            db.execute(
-                "UPDATE cards SET title = ?, column_name = ?, assignee = ?, version = version + 1,"
-                " updated_by = ?, updated_at = ? WHERE id = ?",
-                (title or before["title"], column or before["column_name"],
-                 assignee if "assignee" in fields else before["assignee"], user, time.time(),
-                 card_id))
-            after = db.execute("SELECT * FROM cards WHERE id = ?", (card_id,)).fetchone()
-            return _card(after), _card(before)
-
-    def delete(self, card_id, user):
-        """The card as it was deleted (its version one past the last), or None."""
-        with self._db() as db:
-            row = db.execute("SELECT * FROM cards WHERE id = ?", (card_id,)).fetchone()
-            if row is None:
-                return None
-            db.execute("DELETE FROM cards WHERE id = ?", (card_id,))
-        return dict(_card(row), version=row["version"] + 1, updated_by=user)
-
-    def _check(self, fields, partial):
-        if not isinstance(fields, dict):
-            raise CardError("body: must be a JSON object")
-        title = fields.get("title")
-        if title is not None or not partial:
-            if not isinstance(title, str) or not 1 <= len(title.strip()) <= 200:
-                raise CardError("title: must be 1-200 characters")
-            title = title.strip()
-        column = fields.get("column")
-        if column is not None or not partial:
-            column = column or "todo"
-            if column not in COLUMNS:
-                raise CardError("column: must be one of " + ", ".join(COLUMNS))
-        assignee = fields.get("assignee") or None
-        if assignee is not None and assignee not in self.users():
-            raise CardError(f"assignee: there is no user {assignee!r}")
-        return title, column, assignee
+def add_demo_users():
+    """alice, bob and carol, each with the demo password, unless they are there."""
+    known = set(db.session.scalars(select(User.name)))
+    for name in DEMO_USERS:
+        if name not in known:
+            db.session.add(User(name=name, password_hash=generate_password_hash(DEMO_PASSWORD)))
+    db.session.commit()
 
 
-def _card(row):
-    return {"id": row["id"], "title": row["title"], "column": row["column_name"],
-            "assignee": row["assignee"], "version": row["version"],
-            "updated_by": row["updated_by"], "updated_at": row["updated_at"]}
+def check_password(name, password):
+    user = db.session.get(User, name or "")
+    return user is not None and check_password_hash(user.password_hash, password or "")
+
+
+def users():
+    return list(db.session.scalars(select(User.name).order_by(User.name)))
+
+
+def cards():
+    return [card.to_json() for card in db.session.scalars(select(Card).order_by(Card.id))]
+
+
+def create(fields, user):
+    write()
+    title, column, assignee = _check(fields, partial=False)
+    card = Card(title=title, column=column, assignee=assignee, updated_by=user,
+                updated_at=time.time())
+    db.session.add(card)
+    return card
+
+
+def find_for_change(card_id):
+    """The card, its row locked for this transaction (None when there is none)."""
+    write()
+    return db.session.get(Card, card_id, with_for_update=True)
+
+
+def update(card, fields, user):
+    """Set what ``fields`` changes; True when something changed."""
+    title, column, assignee = _check(fields, partial=True)
+    wanted = {"title": title, "column": column}
+    if "assignee" in fields:
+        wanted["assignee"] = assignee
+    changed = False
+    for name, value in wanted.items():
+        if value is not None or name == "assignee":
+            if getattr(card, name) != value:
+                setattr(card, name, value)
+                changed = True
+    if changed:
+        card.updated_by, card.updated_at = user, time.time()
+    return changed
+
+
+def delete(card, user):
+    # Who deleted it goes into the deleted event's data (the outbox reads the object
+    # as it is in the session when the DELETE is flushed).
+    card.updated_by, card.updated_at = user, time.time()
+    db.session.delete(card)
+
+
+def _check(fields, partial):
+    if not isinstance(fields, dict):
+        raise CardError("body: must be a JSON object")
+    title = fields.get("title")
+    if title is not None or not partial:
+        if not isinstance(title, str) or not 1 <= len(title.strip()) <= 200:
+            raise CardError("title: must be 1-200 characters")
+        title = title.strip()
+    column = fields.get("column")
+    if column is not None or not partial:
+        column = column or "todo"
+        if column not in COLUMNS:
+            raise CardError("column: must be one of " + ", ".join(COLUMNS))
+    assignee = fields.get("assignee") or None
+    if assignee is not None and (not isinstance(assignee, str) or
+                                 db.session.get(User, assignee) is None):
+        raise CardError(f"assignee: there is no user {assignee!r}")
+    return title, column, assignee

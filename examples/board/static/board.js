@@ -3,9 +3,14 @@
  *
  * The Herald part is three lines at the bottom: connect with what the page
  * carries (`{{ herald_scripts() }}`), sync the cards collection with the
- * `board.card.*` notifications, and listen for this user's own alerts. The
- * views know nothing of Herald: they listen to the collection, which
- * Herald.sync keeps up to date (add, update, remove) as other users edit.
+ * `board.card.*` data events, and listen for this user's own alerts. The
+ * page comes with its cards and Herald's cursor (the id of the newest event
+ * the host app had shipped before it read them): once subscribed,
+ * Herald.sync reads what was published after that cursor, so a change made
+ * between the page's render and its subscription is not lost, and no
+ * second load of the cards is needed. The views know nothing of Herald:
+ * they listen to the collection, which Herald.sync keeps up to date (add,
+ * update, remove) as other users edit.
  * Each card is a board.CardView (card-view.js), which never overwrites a
  * field its user is editing: it offers the other user's change instead.
  */
@@ -25,6 +30,7 @@
       this.views = {};
       this.listenTo(this.collection, 'add', this.add);
       this.listenTo(this.collection, 'remove', function (card) { delete this.views[card.cid]; });
+      this.collection.each(this.add, this);  // the cards the page came with
     },
 
     add: function (card) {
@@ -72,7 +78,8 @@
     }
   });
 
-  // What everyone did, as Herald told it: one line per notification, newest first.
+  // What everyone did, as Herald told it live: one line per card event, newest
+  // first, in the words of its title ("bob moved “Write docs” from To do to Doing").
   var ActivityView = Backbone.View.extend({
     initialize: function (options) {
       this.listenTo(options.herald, 'notification', this.add);
@@ -114,9 +121,12 @@
     }
   });
 
-  var cards = new Cards();
+  var cards = new Cards(config.cards);  // as of config.cursor
   var herald = Herald.connect(Herald.pageOptions());            // Herald: connect
-  Herald.sync(cards, 'board.card', {fetch: true});              // Herald: keep cards live
+  // Herald: keep cards live, from the cursor on (caught up over REST once
+  // subscribed). fetch: a null cursor (nothing shipped yet) loads the cards
+  // once subscribed instead, and so does a catch-up that fails or a reset.
+  Herald.sync(cards, 'board.card', {since: config.cursor, fetch: true});
 
   _.extend(window.board, {cards: cards, herald: herald});
   new BoardView({el: '.columns', collection: cards});
