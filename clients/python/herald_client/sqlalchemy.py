@@ -80,9 +80,11 @@ class Outbox:
         self.auto_start = False  # start the relay on the first commit that wrote rows
         self._lock = threading.RLock()
         self._id = uuid.uuid4().hex
-        event.listen(session, "after_flush", self._after_flush)
-        event.listen(session, "after_commit", self._after_commit)
-        event.listen(session, "after_rollback", self._forget)
+        self._session = session
+        self._hooks = (("after_flush", self._after_flush), ("after_commit", self._after_commit),
+                       ("after_rollback", self._forget))
+        for name, hook in self._hooks:
+            event.listen(session, name, hook)
 
     # -- what is tracked ---------------------------------------------------------------
 
@@ -199,6 +201,15 @@ class Outbox:
         if self.relay is not None:
             self.relay.stop(timeout)
             self.relay = None
+
+    def close(self):
+        """Stop the relay and watch no session any more (tracking ends). Two outboxes
+        tracking one model into one table would write each change twice: close the
+        first before making another (tests, scripts)."""
+        self.stop()
+        for name, hook in self._hooks:
+            if event.contains(self._session, name, hook):
+                event.remove(self._session, name, hook)
 
     def relay_once(self, engine):
         """Ship what is pending now, in order; returns how many rows were published."""

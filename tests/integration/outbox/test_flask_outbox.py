@@ -48,7 +48,7 @@ def host(database_url):
 
     yield make
     for app in made:
-        app.extensions["host"]["herald"].outbox.stop()
+        app.extensions["host"]["herald"].outbox.close()
         with app.app_context():
             app.extensions["host"]["db"].engine.dispose()
 

@@ -67,16 +67,7 @@ def outbox(engine, client):
     outbox.table.drop(engine, checkfirst=True)
     outbox.create_table(engine)
     yield outbox
-    outbox.stop()
-    _forget(outbox)
-
-
-def _forget(outbox):
-    """Unhook a test's outbox from Session (its listeners would outlive it)."""
-    from sqlalchemy import event
-    for name, hook in (("after_flush", outbox._after_flush), ("after_commit", outbox._after_commit),
-                       ("after_rollback", outbox._forget)):
-        event.remove(Session, name, hook)
+    outbox.close()
 
 
 def stream(redis):
@@ -244,3 +235,11 @@ def test_the_background_relay_ships_each_commit_and_recovers(engine, outbox, red
         session.commit()  # wakes the relay
     wait_until(lambda: len(stream(redis)) == 2, timeout=10, message="the second card")
     assert relay.last_error is None and relay.shipped == 2
+
+
+def test_a_closed_outbox_tracks_nothing_more(engine, outbox):
+    outbox.close()
+    with Session(engine) as session:
+        session.add(Card(title="after close"))
+        session.commit()
+    assert outbox.counts(engine) == {"pending": 0, "sent": 0, "refused": 0}
