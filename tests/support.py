@@ -184,16 +184,21 @@ def own_stack(folder, **env):
 
 
 class ExampleApp:
-    """``python -m examples.board`` on a free port, pointed at a live Herald."""
+    """``python -m examples.board`` on a free port, pointed at a live Herald.
 
-    def __init__(self, herald_url, api_key, folder, port=None):
+    Its database is the SQLite file ``db_path`` (cards, users and Herald's
+    ``herald_outbox``); ``env`` adds to its environment (``BOARD_DATABASE_URL``
+    for another database, ``HERALD_OUTBOX_RELAY=0``...)."""
+
+    def __init__(self, herald_url, api_key, folder, port=None, **env):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(folder) / f"example-{self.port}.log"
+        self.db_path = Path(folder) / "board.db"
         self.env = dict(os.environ, HERALD_URL=herald_url, HERALD_API_KEY=api_key,
                         HERALD_JWT_SECRET=EXAMPLE_JWT_SECRET, EXAMPLE_PORT=str(self.port),
-                        BOARD_DB=str(Path(folder) / "board.db"), EXAMPLE_SECRET_KEY="board-key",
-                        PYTHONUNBUFFERED="1")
+                        BOARD_DB=str(self.db_path), EXAMPLE_SECRET_KEY="board-key",
+                        PYTHONUNBUFFERED="1", **env)
         self.process = None
 
     def start(self):
