@@ -11,34 +11,45 @@ process left behind.
 """
 import json
 import re
-import sqlite3
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
+import pytest
 import requests
 from playwright.sync_api import expect
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
 from app.stream.envelope import id_key
 from app.stream.keys import STREAM
 from app.users import accounts, subscriptions
+from tests.databases import postgres_server
 from tests.integration.e2e import test_example_board as shared
 from tests.integration.e2e.test_example_board import SEEN, add_card, card, open_board
-from tests.support import ROOT, wait_until
+from tests.support import EXAMPLE_JWT_SECRET, ROOT, ExampleApp, LiveServer, free_port, wait_until
 
 board, contexts = shared.board, shared.contexts  # the fixtures: Herald and the board; browsers
 
 
-def outbox(db_path):
-    """The board's outbox rows, oldest first: ``(id, topic, herald_id, error)``."""
-    with sqlite3.connect(db_path) as db:
-        return db.execute("SELECT id, topic, herald_id, error FROM herald_outbox "
-                          "ORDER BY id").fetchall()
+def outbox(database):
+    """The board's outbox rows, oldest first: ``(id, topic, herald_id, error)``;
+    ``database``: its SQLite file, or a SQLAlchemy URL."""
+    url = database if isinstance(database, str) else f"sqlite:///{database}"
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(text(
+                "SELECT id, topic, herald_id, error FROM herald_outbox ORDER BY id"))]
+    finally:
+        engine.dispose()
 
 
-def shipped(db_path, count):
+def shipped(database, count):
     """Wait until ``count`` rows are in the outbox and all were sent; the rows."""
     def done():
-        rows = outbox(db_path)
+        rows = outbox(database)
         return rows if len(rows) == count and all(r[2] for r in rows) else None
     return wait_until(done, timeout=10, message=f"{count} outbox rows shipped")
 
@@ -172,3 +183,47 @@ def test_flask_herald_relay_once_ships_what_the_board_left(board, tmp_path, redi
     assert row[2] is not None and redis.xrange(STREAM, min=row[2], max=row[2])  # in Herald
     again = subprocess.run(relay, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "shipped 0 outbox rows" in again.stdout  # once only
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def board_database(request, redis_server, redis, tmp_path):
+    """Herald and the board on SQLite (BOARD_DB) or PostgreSQL (BOARD_DATABASE_URL):
+    ``(herald, example, database)``, database as :func:`outbox` takes it."""
+    with ExitStack() as stack:
+        env, database = {}, tmp_path / "board.db"
+        if request.param == "postgresql":
+            database = env["BOARD_DATABASE_URL"] = stack.enter_context(postgres_server("board"))
+        port = free_port()
+        herald = LiveServer(redis_server.url, tmp_path, JWT_SECRET=EXAMPLE_JWT_SECRET,
+                            SOCKETIO_ORIGINS=f"http://127.0.0.1:{port}")
+        herald.start()
+        stack.callback(herald.stop)
+        example = ExampleApp(herald.url, accounts.create_api_key(redis, "board"), tmp_path, port,
+                             **env)
+        example.start()
+        stack.callback(example.stop)
+        yield herald, example, database
+
+
+def test_edits_at_once_are_each_one_event_in_version_order(board_database, redis):
+    """Eight users' renames of one card, all at once: each is committed (the row is
+    locked, or SQLite's write begun, before the card is read), each is one event,
+    and the events' versions rise one by one in Herald's order."""
+    herald, example, database = board_database
+    made = api(signed_in(example, "alice"), example, "POST", title="Contested")
+    sessions = [signed_in(example, ("alice", "bob", "carol")[i % 3]) for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(
+            lambda i: api(sessions[i], example, "PATCH", f"/{made['id']}", title=f"take {i}"),
+            range(8)))
+    assert sorted(a["version"] for a in answers) == list(range(2, 10))
+    rows = shipped(database, 9)
+    accounts.create_user(redis, "root", "root-password", admin=True)
+    subscriptions.add(redis, "root", ["board"], limit=10)
+    reply = requests.get(herald.url + "/api/notifications", timeout=5,
+                         params={"after": "0", "kind": "data"},
+                         headers={"Authorization": "Bearer " + herald.token("root",
+                                                                            "root-password")})
+    data = [n["data"] for n in reply.json()["notifications"]]
+    assert [n["version"] for n in data] == list(range(1, 10))
+    assert [n["id"] for n in reply.json()["notifications"]] == [r[2] for r in rows]
