@@ -2,8 +2,10 @@
 
 Two browser contexts sign in to the example app as two of *its* users (no
 Herald accounts). The board's cards are a Backbone collection that
-Herald.sync keeps live: what one user changes, the other sees without a
-reload; an assignment alert reaches its user alone. Every page is checked
+Herald.sync keeps live: what one user changes (the board commits it, and
+its outbox relay publishes the data event), the other sees without a
+reload; an assignment alert reaches its user alone. The outbox itself, and
+the page's catch-up from its rendered cursor: test_example_board_outbox.py. Every page is checked
 for Content-Security-Policy violations (tests/integration/e2e/conftest.py).
 """
 import pytest
