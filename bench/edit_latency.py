@@ -4,10 +4,12 @@ Runs Herald (a redis-server and ``python wsgi.py``) and the example host app
 (examples/board) on two origins, and signs two headless Chromium contexts in
 to the board as alice and bob. Alice renames one card N times (default 100),
 one edit every ``--gap`` ms, through the board's own Backbone model
-(``model.save``: a PATCH to the host app, which publishes to Herald over
-HTTP). The clock starts in alice's page just before the save and stops when
+(``model.save``: a PATCH to the host app, which commits the card and its
+outbox row; the outbox relay, woken by the commit, publishes it to Herald
+over HTTP; before issue 26 the view published right after its commit).
+The clock starts in alice's page just before the save and stops when
 a MutationObserver in bob's page sees the new title in the DOM: host app,
-herald_client, Herald's REST publish, Redis, the relay, Socket.IO, the
+the outbox relay, Herald's REST publish, Redis, the relay, Socket.IO, the
 browser client and Herald.sync, end to end. Both pages share this machine's
 wall clock.
 
