@@ -113,6 +113,10 @@ BENCHES = {
         ("REST publishes a second (8 publishers)", ("publishes_per_s",), "higher", 1),
         ("REST publish: server CPU per publish (µs)", ("server_cpu_us_per_publish",), "lower", 1),
     ]),
+    "edit": (["bench/edit_latency.py", "--count", "100", "--gap", "50"], "edit_latency", [
+        ("edit-to-other-browser, example board, median (ms)", ("latency_ms", "median"), "lower", 1),
+        ("edit-to-other-browser, example board, p99 (ms)", ("latency_ms", "p99"), "lower", 1),
+    ]),
     "latency": (["bench/browser_latency.py", "--count", "100", "--gap", "50"], "browser_latency", [
         ("publish-to-browser median (ms)", ("latency_ms", "median"), "lower", 1),
         ("publish-to-browser p99 (ms)", ("latency_ms", "p99"), "lower", 1),
