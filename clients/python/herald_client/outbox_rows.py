@@ -9,10 +9,11 @@ relay (herald_client/outbox_relay.py):
 - ``key``: a random idempotency key made with the row, so that a database
   made anew (ids from 1 again) never reuses a key Herald still remembers;
 - ``topic``, ``envelope``: what to publish (JSON text, without ``version``);
-- ``batch``: set when a relay claims the row for a publish, before it
-  publishes: a relay that dies after publishing and before marking the rows
-  sent leaves the same batch, with the same idempotency key, for the next
-  relay (in any process), and Herald stores it once;
+- ``batch``: the publish the row goes out in, whose idempotency key it is:
+  set with the row, in the commit (:func:`batched`), or by a relay before it
+  publishes (:func:`claim`); a relay that dies after publishing and before
+  marking the rows sent leaves the same batch, with the same key, for the
+  next relay (in any process), and Herald stores it once;
 - ``sent_at``, ``herald_id``: when it was confirmed, and the id Herald gave it
   (the newest is the cursor a page renders with its data: :func:`cursor`);
 - ``error``: why Herald refused the row for good (never sent; kept for a look).
@@ -20,6 +21,7 @@ relay (herald_client/outbox_relay.py):
 import time
 import uuid
 from collections import namedtuple
+from itertools import takewhile
 
 from sqlalchemy import (
     BigInteger,
@@ -77,6 +79,27 @@ def new_row(topic, envelope_json):
             "created_at": time.time()}
 
 
+def batched(rows):
+    """Give the rows one flush writes their batches (``batch``), as they are inserted:
+    up to BATCH_MOST rows and BATCH_BYTES each, keyed by the first row's key. The
+    relay then publishes a commit's rows with no write before it (:func:`claim`)."""
+    start, size = 0, 0
+    for index, row in enumerate(rows):
+        size += len(row["envelope"].encode()) + 32
+        if index > start and (index - start == BATCH_MOST or size > BATCH_BYTES):
+            _name(rows[start:index])
+            start, size = index, len(row["envelope"].encode()) + 32
+    if rows:
+        _name(rows[start:])
+    return rows
+
+
+def _name(chunk):
+    key = f"{chunk[0]['key']}.{len(chunk)}"
+    for row in chunk:
+        row["batch"] = key
+
+
 def serialize_writers(connection):
     """Make ids rise in commit order: on PostgreSQL, transactions writing outbox rows
     take turns from their first outbox write to their commit (a transaction-level
@@ -87,38 +110,74 @@ def serialize_writers(connection):
 
 
 def _lock_claims(connection, table):
-    """Hold the claim step to one relay at a time, until this transaction ends."""
+    """Hold batch changes (claims, merges, marks) to one relay at a time, until this
+    transaction ends."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CLAIM_LOCK})
     else:  # SQLite: an UPDATE (of no row) takes its one write lock now, for the whole step
         connection.execute(update(table).where(table.c.id == -1).values(batch=table.c.batch))
 
 
-def claim(engine, table, most=BATCH_MOST):
-    """The rows of the batch to publish now, in id order: one claimed before and never
-    marked sent (a relay died: the same rows, the same key), else up to ``most`` of the
-    oldest pending rows, claimed now under a key made from the first one's. [] when
-    nothing is pending."""
+def _pending(connection, table, most):
     columns = (table.c.id, table.c.key, table.c.topic, table.c.envelope, table.c.batch)
+    return [Claimed(*row) for row in connection.execute(
+        select(*columns).where(and_(table.c.sent_at.is_(None), table.c.error.is_(None)))
+        .order_by(table.c.id).limit(most))]
+
+
+def _first_batch(pending):
+    return [row for row in pending if row.batch == pending[0].batch]
+
+
+def claim(engine, table, most=BATCH_MOST):
+    """The rows of the batch to publish now, in id order ([] when nothing is pending).
+
+    The invariant that makes it exactly once: only the *first* pending batch is
+    ever published, always under its own key, so a batch a relay published and
+    died before marking is published again as it was, and Herald stores it once.
+    A commit's rows come with their batch (:func:`batched`), so the usual case is
+    a read and nothing more. Rows behind the first batch were never published:
+    several small batches there are merged into one (a write, under the lock),
+    so that a backlog goes out 100 rows a request. Rows without a batch (let go
+    after a refusal) are claimed under a new key, under the lock, before publishing.
+    """
+    with engine.connect() as connection:  # and what is behind the first batch: merge it?
+        pending = _pending(connection, table, 2 * most)
+    if pending and pending[0].batch is None:
+        with engine.begin() as connection:
+            _lock_claims(connection, table)
+            pending = _pending(connection, table, most)
+            if pending and pending[0].batch is None:
+                fresh = _within(list(takewhile(lambda row: row.batch is None, pending)),
+                                BATCH_BYTES)
+                batch = f"{fresh[0].key}.{len(fresh)}.{uuid.uuid4().hex[:8]}"
+                connection.execute(update(table).where(table.c.id.in_([r.id for r in fresh]))
+                                   .values(batch=batch))
+                return [row._replace(batch=batch) for row in fresh]
+    if not pending:
+        return []
+    first = _first_batch(pending)
+    behind = pending[len(first):]
+    if len({row.batch for row in behind}) > 1:
+        _merge_behind(engine, table, most)
+    return first
+
+
+def _merge_behind(engine, table, most):
+    """Put the rows behind the first pending batch (up to ``most`` and BATCH_BYTES) into
+    one batch, under a new key. Under the lock, and marks take it too, so the first
+    batch cannot change meanwhile: what is merged was never published."""
     with engine.begin() as connection:
         _lock_claims(connection, table)
-        claimed = connection.execute(
-            select(*columns).where(and_(table.c.batch.is_not(None), table.c.sent_at.is_(None),
-                                        table.c.error.is_(None)))
-            .order_by(table.c.id)).all()
-        if claimed:
-            first_batch = claimed[0].batch
-            return [Claimed(*row) for row in claimed if row.batch == first_batch]
-        pending = connection.execute(
-            select(*columns).where(and_(table.c.sent_at.is_(None), table.c.error.is_(None)))
-            .order_by(table.c.id).limit(most)).all()
-        if not pending:
-            return []
-        pending = _within(pending, BATCH_BYTES)
-        batch = f"{pending[0].key}.{len(pending)}"
-        connection.execute(update(table).where(table.c.id.in_([r.id for r in pending]))
+        pending = _pending(connection, table, 2 * most)
+        if not pending or pending[0].batch is None:
+            return
+        behind = _within(pending[len(_first_batch(pending)):][:most], BATCH_BYTES)
+        if len({row.batch for row in behind}) < 2:
+            return
+        batch = f"{behind[0].key}.{len(behind)}.{uuid.uuid4().hex[:8]}"
+        connection.execute(update(table).where(table.c.id.in_([r.id for r in behind]))
                            .values(batch=batch))
-        return [Claimed(*row[:4], batch) for row in pending]
 
 
 def _within(rows, most_bytes):
@@ -135,6 +194,7 @@ def mark_sent(engine, table, rows, replies):
     """Record that Herald stored ``rows`` (``replies``: its ``{"id", "ts"}`` for each)."""
     now = time.time()
     with engine.begin() as connection:
+        _lock_claims(connection, table)  # never beside a merge (see claim)
         connection.execute(
             update(table).where(table.c.id == bindparam("row_id"))
             .values(sent_at=now, herald_id=bindparam("stream_id")),

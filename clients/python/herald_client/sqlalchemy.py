@@ -129,7 +129,7 @@ class Outbox:
         if not rows:
             return
         rows.sort(key=lambda row: row[0])  # the order of the session's own statements is
-        rows = [row[1] for row in rows]    # lost in its sets: by record id, stable
+        rows = outbox_rows.batched([row[1] for row in rows])  # lost in its sets: by record id
         connection = session.connection(bind_arguments={"mapper": mapper})
         outbox_rows.serialize_writers(connection)
         connection.execute(self.table.insert(), rows)

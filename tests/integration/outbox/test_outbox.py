@@ -243,3 +243,47 @@ def test_a_closed_outbox_tracks_nothing_more(engine, outbox):
         session.add(Card(title="after close"))
         session.commit()
     assert outbox.counts(engine) == {"pending": 0, "sent": 0, "refused": 0}
+
+
+def publishes(redis):
+    """How many publish requests Herald took (one idempotency key each)."""
+    return len(redis.keys("herald:publish:once:*"))
+
+
+def test_a_commits_rows_go_out_in_one_publish_and_a_backlog_a_hundred_at_a_time(
+        engine, outbox, redis):
+    with Session(engine) as session:
+        session.add_all([Card(title=f"together {i}") for i in range(3)])
+        session.commit()
+    assert outbox.relay_once(engine) == 3
+    assert publishes(redis) == 1
+    with Session(engine) as session:  # a backlog of 150 commits of one change each
+        for i in range(150):
+            session.add(Card(title=f"alone {i}"))
+            session.commit()
+    assert outbox.relay_once(engine) == 150
+    # The first commit's batch as it was, then the rest merged: 100, then 49.
+    assert publishes(redis) == 1 + 3
+    titles = [e["data"]["title"] for e in stream(redis)]
+    assert titles == [f"together {i}" for i in range(3)] + [f"alone {i}" for i in range(150)]
+
+
+def test_a_relay_that_dies_amid_a_backlog_never_publishes_twice(engine, outbox, redis,
+                                                                monkeypatch):
+    with Session(engine) as session:
+        for i in range(30):
+            session.add(Card(title=f"card {i}"))
+            session.commit()
+    real, calls = outbox_rows.mark_sent, []
+
+    def dies_on_the_second(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise ConnectionError("the relay died before marking its batch sent")
+        return real(*args)
+
+    monkeypatch.setattr(outbox_rows, "mark_sent", dies_on_the_second)
+    with pytest.raises(ConnectionError):
+        outbox.relay_once(engine)
+    assert outbox.relay_once(engine) == 29
+    assert [e["data"]["title"] for e in stream(redis)] == [f"card {i}" for i in range(30)]
