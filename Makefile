@@ -39,6 +39,7 @@ bench: setup-test
 	@$(PY) bench/browser_latency.py
 	@$(PY) bench/browser_burst.py
 	@$(PY) bench/edit_latency.py
+	@$(PY) bench/outbox.py
 	@$(PY) bench/abuse.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py

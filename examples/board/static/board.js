@@ -78,19 +78,30 @@
     }
   });
 
-  // What everyone did, as Herald told it live: one line per card event, newest
-  // first, in the words of its title ("bob moved “Write docs” from To do to Doing").
+  // What everyone did, as Herald told it: one line per card event, newest first, in
+  // the words of its title ("bob moved “Write docs” from To do to Doing"): the last
+  // 20 from Herald's history once connected (so a reload keeps them), then each live.
   var ActivityView = Backbone.View.extend({
     initialize: function (options) {
+      var view = this;
       this.listenTo(options.herald, 'notification', this.add);
+      options.herald.once('connected', function () {
+        options.herald.history({topic: 'board.card', kind: 'all', limit: 20}).then(function (reply) {
+          reply.notifications.forEach(function (n) { view.add(n); });
+        }, function () { /* live events still come */ });
+      });
     },
 
     add: function (n) {
-      if (n.topic.indexOf('board.card.') !== 0) return;
-      $('<li>').attr('data-id', n.id)
+      if (n.topic.indexOf('board.card.') !== 0 || this.$('[data-id="' + n.id + '"]').length) return;
+      var item = $('<li>').attr('data-id', n.id)
         .append($('<time>').attr('datetime', n.ts).text(new Date(n.ts).toLocaleTimeString()))
-        .append(document.createTextNode(' ' + n.title))
-        .prependTo(this.$el);
+        .append(document.createTextNode(' ' + n.title));
+      // Newest first, whichever came first: the history read or a live event.
+      var older = this.$el.children().filter(function () {
+        return Herald.compareIds($(this).attr('data-id'), n.id) < 0;
+      }).first();
+      if (older.length) item.insertBefore(older); else item.appendTo(this.$el);
       this.$el.children().slice(50).remove();
     }
   });

@@ -125,6 +125,11 @@ def test_the_activity_list_says_what_changed(board, contexts):
     expect(alice.locator("#activity li").first).to_contain_text("bob deleted “Write docs”",
                                                                 timeout=SEEN)
     expect(alice.locator("#activity li")).to_have_count(4)
+    # A reload keeps them: the list starts from Herald's history, newest first.
+    alice.reload()
+    expect(alice.locator("#activity li")).to_have_count(4, timeout=SEEN)
+    expect(alice.locator("#activity li").first).to_contain_text("bob deleted “Write docs”")
+    expect(alice.locator("#activity li").last).to_contain_text("alice added “Write docs”")
 
 
 def test_each_change_is_one_data_event_in_order_and_in_no_inbox(board, redis):
