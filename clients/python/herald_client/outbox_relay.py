@@ -49,8 +49,7 @@ def relay_once(client, engine, table):
         if not rows:
             return shipped
         try:
-            replies = client.publish_many([envelope_of(row) for row in rows],
-                                          idempotency_key=rows[0].batch)
+            replies = _publish(client, [envelope_of(row) for row in rows], rows[0].batch)
         except InvalidNotification as exc:
             index = _row_named(exc.field, len(rows))
             if index is None and len(rows) > 1:
@@ -65,6 +64,18 @@ def relay_once(client, engine, table):
         outbox_rows.mark_sent(engine, table, rows, replies)
         shipped += len(rows)
         most = outbox_rows.BATCH_MOST
+
+
+def _publish(client, envelopes, key):
+    """Herald's ``{"id", "ts"}`` for each envelope, published all or none under ``key``.
+    One alone goes to the single publish, a little quicker than the batch endpoint;
+    Herald fingerprints a batch of one as that one, and a batch's rows never change,
+    so a retry of it takes the same way under the same key."""
+    if len(envelopes) == 1:
+        envelope = dict(envelopes[0])
+        return [client.publish(envelope.pop("topic"), envelope.pop("title"),
+                               idempotency_key=key, **envelope)]
+    return client.publish_many(envelopes, idempotency_key=key)
 
 
 def _row_named(field, count):
@@ -105,8 +116,11 @@ class Relay:
         return self.thread is not None and self.thread.is_alive()
 
     def wake(self):
-        """Look now: a commit wrote rows."""
+        """Look now: a commit wrote rows. The caller (the committing thread) then gives
+        up the GIL for a moment, so the relay starts now rather than when the rest of
+        the caller's request lets it (1-2 ms in a Flask view)."""
         self._wake.set()
+        time.sleep(0)
 
     def stop(self, timeout=10.0):
         """Stop after the batch in hand (at most ``timeout`` seconds' wait)."""
