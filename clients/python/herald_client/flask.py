@@ -57,7 +57,7 @@ import signal
 import threading
 
 import click
-from flask import current_app, jsonify
+from flask import after_this_request, current_app, has_request_context, jsonify
 from flask.cli import AppGroup
 from markupsafe import Markup, escape
 
@@ -120,6 +120,7 @@ class Herald:
     def _wire_outbox(self):
         self.outbox.client = self._client
         self.outbox.auto_start = self._relay_here
+        self.outbox.eager = _after_the_response if self._relay_here else None
 
     def _engine(self, engine):
         if engine is not None:
@@ -196,6 +197,23 @@ class Herald:
             f'<script src="{escape(base)}/client/socket.io.js"></script>\n'
             f'<script src="{escape(base)}/client/herald.js"></script>\n'
             f'<script type="application/json" id="herald-connect">{payload}</script>')
+
+
+def _after_the_response(outbox, engine, batch):
+    """A commit inside a request: its rows are published by the request's own thread once
+    the response is sent (``call_on_close``), where the relay's thread would wait for the
+    GIL while the view finishes (werkzeug, gunicorn's threads). Outside a request, or
+    when the response was already made, False: the relay does it."""
+    if not has_request_context():
+        return False
+    try:
+        @after_this_request
+        def ship_when_sent(response):
+            response.call_on_close(lambda: outbox.ship_now(engine, batch))
+            return response
+    except (AssertionError, RuntimeError):  # too late in this request for that
+        return False
+    return True
 
 
 def _commands(herald):

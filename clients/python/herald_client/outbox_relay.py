@@ -66,6 +66,17 @@ def relay_once(client, engine, table):
         most = outbox_rows.BATCH_MOST
 
 
+def ship_first(client, engine, table, batch):
+    """Publish the first pending batch if it is ``batch`` (and mark it sent); returns how
+    many rows went. Safe beside a relay doing the same: the same rows, the same key."""
+    rows = outbox_rows.first(engine, table)
+    if not rows or rows[0].batch != batch:
+        return 0
+    outbox_rows.mark_sent(engine, table, rows,
+                          _publish(client, [envelope_of(row) for row in rows], batch))
+    return len(rows)
+
+
 def _publish(client, envelopes, key):
     """Herald's ``{"id", "ts"}`` for each envelope, published all or none under ``key``.
     One alone goes to the single publish, a little quicker than the batch endpoint;

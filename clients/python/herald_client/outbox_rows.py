@@ -125,6 +125,13 @@ def _pending(connection, table, most):
         .order_by(table.c.id).limit(most))]
 
 
+def first(engine, table):
+    """The first pending batch's rows (a read), [] when nothing is pending."""
+    with engine.connect() as connection:
+        pending = _pending(connection, table, BATCH_MOST)
+    return _first_batch(pending) if pending and pending[0].batch is not None else []
+
+
 def _first_batch(pending):
     return [row for row in pending if row.batch == pending[0].batch]
 

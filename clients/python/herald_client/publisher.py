@@ -61,6 +61,15 @@ class HeraldClient:
             self.signer = TokenSigner(jwt_secret or jwt_private_key, jwt_algorithm,
                                       audience=audience, issuer=issuer)
 
+    def variant(self, *, retries=None, timeout=None):
+        """A client for the same Herald with the same keys, but ``retries`` retries (see
+        :func:`retry_policy`) and ``timeout`` seconds per attempt."""
+        other = HeraldClient(self.url, timeout=timeout if timeout is not None else self.timeout,
+                             retry=retry_policy(retries=retries) if retries is not None else None)
+        other.session.headers.update(self.session.headers)
+        other.signer = self.signer
+        return other
+
     # -- publishing ------------------------------------------------------------------
 
     def publish(self, topic, title, *, idempotency_key=None, **fields):

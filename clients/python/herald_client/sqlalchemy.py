@@ -32,6 +32,7 @@ change the page's data misses is published after it.
 import datetime
 import decimal
 import json
+import logging
 import re
 import threading
 import uuid
@@ -45,7 +46,8 @@ from . import outbox_relay, outbox_rows
 ACTIONS = ("created", "updated", "deleted")
 MAX_TITLE = 200
 MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the flush, instead
-_ROWS = "herald_outbox_rows"  # session.info: rows this transaction wrote, per outbox
+log = logging.getLogger("herald_client.outbox")
+_ROWS = "herald_outbox_rows"  # session.info: per outbox, the first batch this transaction wrote
 
 
 class OutboxError(ValueError):
@@ -78,6 +80,10 @@ class Outbox:
         self.tracked = {}  # mapper -> _Tracked
         self.relay = None
         self.auto_start = False  # start the relay on the first commit that wrote rows
+        # eager(outbox, engine, batch) -> bool: True when it will call ship_now for the
+        # commit's rows itself (the Flask extension: once the response is sent).
+        self.eager = None
+        self._quick = None
         self._lock = threading.RLock()
         self._id = uuid.uuid4().hex
         self._session = session
@@ -133,8 +139,7 @@ class Outbox:
         connection = session.connection(bind_arguments={"mapper": mapper})
         outbox_rows.serialize_writers(connection)
         connection.execute(self.table.insert(), rows)
-        written = session.info.setdefault(_ROWS, {})
-        written[self._id] = written.get(self._id, 0) + len(rows)
+        session.info.setdefault(_ROWS, {}).setdefault(self._id, rows[0]["batch"])
 
     def _row(self, tracking, obj, action):
         state = inspect(obj)
@@ -167,14 +172,38 @@ class Outbox:
     # -- the commit: wake the relay ----------------------------------------------------
 
     def _after_commit(self, session):
-        written = session.info.get(_ROWS, {}).pop(self._id, 0)  # each outbox its own count
-        if not written:
+        first = session.info.get(_ROWS, {}).pop(self._id, None)  # each outbox its own
+        if first is None:
             return
+        bind = session.get_bind(mapper=next(iter(self.tracked)))
+        engine = bind.engine if isinstance(bind, Connection) else bind
         if self.relay is None and self.auto_start:
-            bind = session.get_bind(mapper=next(iter(self.tracked)))
-            self.start(bind.engine if isinstance(bind, Connection) else bind)
+            self.start(engine)
+        if self.eager is not None and self.eager(self, engine, first):
+            return  # shipped by ship_now, later in this thread
         if self.relay is not None:
             self.relay.wake()
+
+    def ship_now(self, engine, batch):
+        """Publish the commit's first batch from this thread, now, when it is the first
+        one pending (else the relay's turn comes first), then wake the relay for the
+        rest. For a thread with nothing else to do (a request whose response is sent):
+        a publish from the relay's thread would wait for the GIL behind it. Never while
+        the relay finds Herald away, and never raises: the relay is the one that retries."""
+        try:
+            if self.relay is None or not self.relay.failures:
+                outbox_relay.ship_first(self._eager_client(), engine, self.table, batch)
+        except Exception as exc:  # Herald or the database away: the relay takes over
+            log.info("outbox: shipping at once failed (%s); the relay will", exc)
+        finally:
+            if self.relay is not None:
+                self.relay.wake()
+
+    def _eager_client(self):
+        """The client, without retries and with a short timeout: ship_now only tries once."""
+        if self._quick is None or self._quick[0] is not self.client:
+            self._quick = (self.client, self.client.variant(retries=0, timeout=2.0))
+        return self._quick[1]
 
     def _forget(self, session):
         session.info.get(_ROWS, {}).pop(self._id, None)

@@ -113,3 +113,19 @@ def test_flask_herald_relay_runs_as_a_process_of_its_own(database_url, live_serv
             relay.kill()
             relay.wait(10)
         log.close()
+
+
+def test_a_views_commit_is_shipped_by_its_own_thread_once_the_response_is_sent(
+        host, live_server, redis, api_key):
+    """No relay runs here: the request's thread publishes the commit's rows itself,
+    after the response (so the view's answer is not held up, and no other thread
+    waits for the GIL behind the view)."""
+    app, herald = host(live_server, api_key)
+    herald.outbox.auto_start = False  # no relay thread at all
+    response = app.test_client().post("/items", json={"name": "kettle"})
+    assert response.status_code == 201
+    assert stream(redis) == []  # not before the response is sent and closed
+    response.close()
+    assert [e["data"]["name"] for e in stream(redis)] == ["kettle"]
+    with app.app_context():
+        assert herald.outbox.counts(app.extensions["host"]["db"].engine)["pending"] == 0
