@@ -104,6 +104,20 @@ class Herald:
         if self.outbox is not None:
             self._wire_outbox()
         app.cli.add_command(_commands(self))
+        app.before_request(self._relay_running)
+
+    def _relay_running(self):
+        """Before a request: the relay runs in this process when it should (it ships what
+        a process that died left, with no commit needed to start it; and again after a
+        fork lost its thread)."""
+        outbox = self.outbox
+        if outbox is None or not outbox.auto_start or "sqlalchemy" not in current_app.extensions \
+                or (outbox.relay is not None and outbox.relay.running):
+            return
+        try:
+            self.start_relay()
+        except Exception as exc:  # the page still works; the next request tries again
+            current_app.logger.warning("herald: could not start the outbox relay: %s", exc)
 
     # -- live data: the outbox ------------------------------------------------------------
 
@@ -233,6 +247,7 @@ def _commands(herald):
         herald.outbox.create_table(engine)
         if once:
             click.echo(f"shipped {herald.outbox.relay_once(engine)} outbox rows")
+            herald.outbox.prune(engine)
             return
         herald.outbox.poll = poll
         done = threading.Event()

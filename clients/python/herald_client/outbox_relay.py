@@ -51,6 +51,12 @@ def relay_once(client, engine, table):
         try:
             replies = _publish(client, [envelope_of(row) for row in rows], rows[0].batch)
         except InvalidNotification as exc:
+            if exc.field == "Idempotency-Key":  # stored before with another body: never re-key
+                log.error("Herald has outbox batch %s (rows %s-%s) under another body: %s; "
+                          "it is set aside, unpublished, for a look", rows[0].batch,
+                          rows[0].id, rows[-1].id, exc)
+                outbox_rows.refuse(engine, table, rows, None, str(exc), whole=True)
+                continue
             index = _row_named(exc.field, len(rows))
             if index is None and len(rows) > 1:
                 most = max(1, len(rows) // 2)  # find the row at fault in smaller batches

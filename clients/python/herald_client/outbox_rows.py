@@ -209,16 +209,27 @@ def mark_sent(engine, table, rows, replies):
                                                                                 strict=True)])
 
 
-def refuse(engine, table, rows, index, message):
+def refuse(engine, table, rows, index, message, whole=False):
     """Herald refused the batch for row ``rows[index]`` (None: for no row it named):
-    that row is set aside with ``message``, and the others are let go, to be claimed
-    again (a new batch, so a new key: nothing of the refused batch was stored)."""
+    that row is set aside with ``message`` and the others are let go, to be claimed
+    again (a new batch, so a new key: nothing of the refused batch was stored). With
+    ``whole``, every row of the batch is set aside. Under the lock, and only while the
+    rows are still that batch, unsent: a relay that had the same refusal and already
+    let them go (and shipped them under a new key) is not undone."""
+    still = and_(table.c.batch == rows[0].batch, table.c.sent_at.is_(None),
+                 table.c.error.is_(None))
+    ids = [row.id for row in rows]
     with engine.begin() as connection:
+        _lock_claims(connection, table)
+        if whole:
+            connection.execute(update(table).where(table.c.id.in_(ids)).where(still)
+                               .values(error=message[:2000]))
+            return
         if index is not None:
-            connection.execute(update(table).where(table.c.id == rows[index].id)
-                               .values(error=message[:2000], batch=None))
-        connection.execute(update(table).where(table.c.id.in_([r.id for r in rows]))
-                           .where(table.c.error.is_(None)).values(batch=None))
+            connection.execute(update(table).where(table.c.id == rows[index].id).where(still)
+                               .values(error=message[:2000]))
+        connection.execute(update(table).where(table.c.id.in_(ids)).where(still)
+                           .values(batch=None))
 
 
 def cursor(connection, table):

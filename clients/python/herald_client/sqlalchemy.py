@@ -31,6 +31,7 @@ change the page's data misses is published after it.
 """
 import datetime
 import decimal
+import functools
 import json
 import logging
 import re
@@ -48,6 +49,7 @@ MAX_TITLE = 200
 MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the flush, instead
 log = logging.getLogger("herald_client.outbox")
 _ROWS = "herald_outbox_rows"  # session.info: per outbox, the first batch this transaction wrote
+_CHANGED = "herald_outbox_changed"  # session.info: per outbox, the rows of the flush under way
 
 
 class OutboxError(ValueError):
@@ -87,10 +89,12 @@ class Outbox:
         self._lock = threading.RLock()
         self._id = uuid.uuid4().hex
         self._session = session
-        self._hooks = (("after_flush", self._after_flush), ("after_commit", self._after_commit),
-                       ("after_rollback", self._forget))
-        for name, hook in self._hooks:
-            event.listen(session, name, hook)
+        self._hooks = [(session, "before_flush", self._before_flush),
+                       (session, "after_flush", self._after_flush),
+                       (session, "after_commit", self._after_commit),
+                       (session, "after_transaction_end", self._forget)]
+        for target, name, hook in self._hooks:
+            event.listen(target, name, hook)
 
     # -- what is tracked ---------------------------------------------------------------
 
@@ -105,6 +109,14 @@ class Outbox:
         """
         _check_prefix(prefix)
         mapper = inspect(model)
+        if mapper not in self.tracked:
+            # The mapper's own events see what the flush really wrote: a cascade's and an
+            # orphan's DELETE too, and a delete-and-add of one key as the UPDATE it is.
+            for name, action in (("after_insert", "created"), ("after_update", "updated"),
+                                 ("after_delete", "deleted")):
+                hook = functools.partial(self._changed, action)
+                event.listen(model, name, hook, propagate=True)
+                self._hooks.append((model, name, hook))
         self.tracked[mapper] = _Tracked(model, prefix, data, title, user)
         return model
 
@@ -120,28 +132,39 @@ class Outbox:
 
     # -- the flush: rows in the same transaction -------------------------------------------
 
+    def _before_flush(self, session, _context, _instances):
+        """On PostgreSQL take the writers' lock before this flush locks any row (taken
+        after, two transactions could each hold what the other waits for)."""
+        if self.tracked and any(self._tracking(obj) is not None for obj in
+                                (*session.new, *session.dirty, *session.deleted)):
+            outbox_rows.serialize_writers(session.connection(
+                bind_arguments={"mapper": next(iter(self.tracked))}))
+
+    def _changed(self, action, _mapper, _connection, target):
+        """A tracked object's INSERT, UPDATE or DELETE was just emitted: its row, kept for
+        the end of the flush (in the flush's own order)."""
+        tracking = self._tracking(target)
+        state = inspect(target)
+        if tracking is None or state.session is None:
+            return
+        changes = _changes(state) if action == "updated" else {}
+        if action == "updated" and not changes:
+            return  # dirty, but no column changed (a collection did): no UPDATE of it
+        row = self._row(tracking, target, action, changes)
+        state.session.info.setdefault(_CHANGED, {}).setdefault(self._id, []).append(
+            (tracking.mapper, row))
+
     def _after_flush(self, session, _context):
-        if not self.tracked:
+        changed = session.info.get(_CHANGED, {}).pop(self._id, None)
+        if not changed:
             return
-        changes = [(obj, "created") for obj in session.new] + \
-            [(obj, "updated") for obj in session.dirty if session.is_modified(obj)] + \
-            [(obj, "deleted") for obj in session.deleted]
-        rows, mapper = [], None
-        for obj, action in changes:
-            tracking = self._tracking(obj)
-            if tracking is not None:
-                rows.append(self._row(tracking, obj, action))
-                mapper = mapper or tracking.mapper
-        if not rows:
-            return
-        rows.sort(key=lambda row: row[0])  # the order of the session's own statements is
-        rows = outbox_rows.batched([row[1] for row in rows])  # lost in its sets: by record id
-        connection = session.connection(bind_arguments={"mapper": mapper})
+        rows = outbox_rows.batched([row for _mapper, row in changed])
+        connection = session.connection(bind_arguments={"mapper": changed[0][0]})
         outbox_rows.serialize_writers(connection)
         connection.execute(self.table.insert(), rows)
         session.info.setdefault(_ROWS, {}).setdefault(self._id, rows[0]["batch"])
 
-    def _row(self, tracking, obj, action):
+    def _row(self, tracking, obj, action, changes):
         state = inspect(obj)
         record = dict(tracking.data(obj)) if tracking.data else _columns(state)
         key = state.identity if state.identity is not None else \
@@ -150,7 +173,6 @@ class Outbox:
         version_col = state.mapper.version_id_col
         if "version" not in record and version_col is not None:
             record["version"] = getattr(obj, state.mapper.get_property_by_column(version_col).key)
-        changes = _changes(state) if action == "updated" else {}
         title = tracking.title(obj, action, changes) if tracking.title else \
             f"{type(obj).__name__} {record['id']} {action}"
         envelope = {"topic": f"{tracking.prefix}.{action}", "title": _title(title), "kind": "data",
@@ -159,15 +181,19 @@ class Outbox:
         if owner:
             envelope["user"] = owner
         try:
-            encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"))
+            encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"),
+                                 ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise OutboxError(f"{tracking.prefix}.{action}: data of {type(obj).__name__} "
                               f"{record['id']} is not JSON: {exc}") from None
-        if len(json.dumps(envelope["data"], default=_json_value)) > MAX_DATA_BYTES:
+        # As Herald counts it: compact UTF-8, with the largest version the relay may add.
+        measured = dict(record, version=record.get("version", 2**63))
+        if len(json.dumps(measured, default=_json_value, separators=(",", ":"),
+                          ensure_ascii=False).encode()) > MAX_DATA_BYTES:
             raise OutboxError(f"{tracking.prefix}.{action}: data of {type(obj).__name__} "
                               f"{record['id']} is over {MAX_DATA_BYTES} bytes encoded; "
                               "give track() a data function that keeps less")
-        return (_sort_key(record["id"]), outbox_rows.new_row(envelope["topic"], encoded))
+        return outbox_rows.new_row(envelope["topic"], encoded)
 
     # -- the commit: wake the relay ----------------------------------------------------
 
@@ -177,8 +203,8 @@ class Outbox:
             return
         bind = session.get_bind(mapper=next(iter(self.tracked)))
         engine = bind.engine if isinstance(bind, Connection) else bind
-        if self.relay is None and self.auto_start:
-            self.start(engine)
+        if self.auto_start and (self.relay is None or not self.relay.running):
+            self.start(engine)  # the first time, or after its thread was lost (a fork)
         if self.eager is not None and self.eager(self, engine, first):
             return  # shipped by ship_now, later in this thread
         if self.relay is not None:
@@ -205,8 +231,12 @@ class Outbox:
             self._quick = (self.client, self.client.variant(retries=0, timeout=2.0))
         return self._quick[1]
 
-    def _forget(self, session):
-        session.info.get(_ROWS, {}).pop(self._id, None)
+    def _forget(self, session, transaction):
+        """The transaction ended (committed or not): what it noted goes. A savepoint's
+        end is not the transaction's: what the outer one wrote before it still counts."""
+        if transaction.parent is None:
+            session.info.get(_ROWS, {}).pop(self._id, None)
+            session.info.get(_CHANGED, {}).pop(self._id, None)
 
     # -- the table and the relay -----------------------------------------------------------
 
@@ -236,9 +266,9 @@ class Outbox:
         tracking one model into one table would write each change twice: close the
         first before making another (tests, scripts)."""
         self.stop()
-        for name, hook in self._hooks:
-            if event.contains(self._session, name, hook):
-                event.remove(self._session, name, hook)
+        for target, name, hook in self._hooks:
+            if event.contains(target, name, hook):
+                event.remove(target, name, hook)
 
     def relay_once(self, engine):
         """Ship what is pending now, in order; returns how many rows were published."""
@@ -256,10 +286,18 @@ class Outbox:
                 return outbox_rows.cursor(connection, self.table)
         return outbox_rows.cursor(bind.connection(), self.table)  # a Session, or scoped_session
 
+    def prune(self, engine):
+        """Delete rows sent more than ``keep`` seconds ago (the newest sent stays: the
+        cursor); the relay does it every minute. Returns how many went."""
+        return outbox_rows.prune(engine, self.table, self.keep)
+
     def counts(self, engine):
         """``{"pending", "sent", "refused"}``: rows waiting, shipped (and kept), set aside."""
         with engine.connect() as connection:
             return outbox_rows.counts(connection, self.table)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _check_prefix(prefix):
@@ -287,12 +325,8 @@ def _changes(state):
 
 
 def _title(text):
-    text = " ".join(str(text).split())  # no control characters, no runs of spaces
+    text = " ".join(_CONTROL.sub(" ", str(text)).split())  # no control characters or runs of spaces
     return (text[:MAX_TITLE - 1] + "…") if len(text) > MAX_TITLE else (text or "changed")
-
-
-def _sort_key(record_id):
-    return (0, record_id, "") if isinstance(record_id, (int, float)) else (1, 0, str(record_id))
 
 
 def _json_value(value):
