@@ -29,16 +29,15 @@ import threading
 import time
 from pathlib import Path
 
-from common import save, summary  # first: it puts the project on sys.path
+from common import save, stack, summary  # first: it puts the project on sys.path
 from sqlalchemy import Integer, String, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from app.stream.keys import STREAM
-from app.users import accounts, subscriptions
 from herald_client import HeraldClient
 from herald_client.sqlalchemy import Outbox
 from tests.databases import postgres_server
-from tests.support import Listener, LiveServer, RedisServer, wait_until
+from tests.support import Listener, wait_until
 
 
 class Base(DeclarativeBase):
@@ -55,25 +54,6 @@ class Plain(Base):
     __tablename__ = "bench_plain"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     title: Mapped[str] = mapped_column(String(200))
-
-
-@contextlib.contextmanager
-def herald():
-    folder = Path(tempfile.mkdtemp(prefix="herald-bench-"))
-    redis_server = RedisServer(folder)
-    redis_server.start()
-    redis = redis_server.client()
-    accounts.create_user(redis, "viewer", "viewer-password")
-    subscriptions.add(redis, "viewer", ["bench"], limit=10)
-    key = accounts.create_api_key(redis, "host-app")
-    server = LiveServer(redis_server.url, folder)
-    server.start()
-    try:
-        yield server, redis, key
-    finally:
-        server.stop()
-        redis.close()
-        redis_server.stop()
 
 
 @contextlib.contextmanager
@@ -133,8 +113,7 @@ def throughput(engine, outbox, rows):
 
 
 def latency(engine, outbox, server, client, redis, count, gap_ms):
-    listener = Listener(server, server.token("viewer", "viewer-password"))
-    listener.call("subscribe", {"topics": ["bench"]})
+    listener = Listener(server, server.token("bench", "bench-password"))
     results = {}
     try:
         outbox.start(engine)
@@ -232,7 +211,7 @@ def main():
     parser.add_argument("--only", choices=("sqlite", "postgresql"))
     args = parser.parse_args()
     results = {}
-    with herald() as (server, redis, key):
+    with stack(topics=("bench",)) as (_redis_server, redis, server, key):
         if args.only != "postgresql":
             folder = Path(tempfile.mkdtemp(prefix="herald-bench-db-"))
             results["sqlite"] = run(f"sqlite:///{folder / 'host.db'}", args, server, redis, key)

@@ -141,8 +141,9 @@ def validate(envelope):
     if not isinstance(kind, str) or kind not in KINDS:
         raise EnvelopeError("kind", "must be alert or data")
 
-    clean = {"kind": "data"} if kind == "data" else {}  # first: see DATA_PREFIX
-    clean.update((field, envelope[field]) for field in FIELDS if envelope.get(field) is not None)
+    clean = {field: envelope[field] for field in FIELDS if envelope.get(field) is not None}
+    if kind == "data":
+        clean = {"kind": "data", **clean}  # first: see DATA_PREFIX
     clean["severity"] = severity
     return clean
 

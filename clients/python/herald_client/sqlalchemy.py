@@ -50,6 +50,7 @@ MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the f
 log = logging.getLogger("herald_client.outbox")
 _ROWS = "herald_outbox_rows"  # session.info: per outbox, the first batch this transaction wrote
 _CHANGED = "herald_outbox_changed"  # session.info: per outbox, the rows of the flush under way
+_LOCKED = "herald_outbox_locked"  # session.info: the outboxes whose before_flush took the lock
 
 
 class OutboxError(ValueError):
@@ -139,6 +140,7 @@ class Outbox:
                                 (*session.new, *session.dirty, *session.deleted)):
             outbox_rows.serialize_writers(session.connection(
                 bind_arguments={"mapper": next(iter(self.tracked))}))
+            session.info.setdefault(_LOCKED, set()).add(self._id)  # this flush holds it
 
     def _changed(self, action, _mapper, _connection, target):
         """A tracked object's INSERT, UPDATE or DELETE was just emitted: its row, kept for
@@ -155,12 +157,15 @@ class Outbox:
             (tracking.mapper, row))
 
     def _after_flush(self, session, _context):
+        locked = self._id in session.info.get(_LOCKED, ())
+        session.info.get(_LOCKED, set()).discard(self._id)
         changed = session.info.get(_CHANGED, {}).pop(self._id, None)
         if not changed:
             return
         rows = outbox_rows.batched([row for _mapper, row in changed])
         connection = session.connection(bind_arguments={"mapper": changed[0][0]})
-        outbox_rows.serialize_writers(connection)
+        if not locked:  # a cascade's or an orphan's change, which before_flush did not see
+            outbox_rows.serialize_writers(connection)
         connection.execute(self.table.insert(), rows)
         session.info.setdefault(_ROWS, {}).setdefault(self._id, rows[0]["batch"])
 

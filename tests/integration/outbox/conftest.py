@@ -8,12 +8,16 @@ which must hold on SQLite and on PostgreSQL alike.
   (dropped after): ``postgresql+psycopg://postgres@127.0.0.1:<port>/<database>``.
 - ``sqlite_url``: a SQLite file database under the test's tmp_path.
 - ``database_url``: each of the two in turn (test ids ``sqlite``, ``postgresql``).
+- ``client``: a HeraldClient on the live Herald with an API key of its own (few
+  retries: a test that expects a failure gets it at once).
 
 No PostgreSQL installed fails these tests (run ``make test``: bin/setup installs
 it); they are never skipped.
 """
 import pytest
 
+from app.users import accounts
+from herald_client import HeraldClient, retry_policy
 from tests.databases import PostgresMissing, fresh_database, postgres_server
 
 
@@ -41,3 +45,10 @@ def sqlite_url(tmp_path):
 def database_url(request):
     name = "postgres_url" if request.param == "postgresql" else "sqlite_url"
     return request.getfixturevalue(name)
+
+
+@pytest.fixture
+def client(live_server, redis):
+    key = accounts.create_api_key(redis, "host-app")
+    with HeraldClient(live_server.url, key, retry=retry_policy(retries=1, backoff=0.05)) as client:
+        yield client

@@ -5,14 +5,13 @@ import signal
 import subprocess
 import sys
 
-import orjson
 import pytest
 
-from app.stream.keys import STREAM
 from app.users import accounts, subscriptions
 from herald_client import HeraldClient
 from tests.helpers.keys import SECRET
 from tests.integration.outbox.host_app import create_app
+from tests.integration.outbox.support import stream
 from tests.support import ROOT, Listener, LiveServer, wait_until
 
 
@@ -27,11 +26,6 @@ def jwt_server(redis_server, redis, tmp_path):
 @pytest.fixture
 def api_key(redis):
     return accounts.create_api_key(redis, "host-app")
-
-
-def stream(redis):
-    return [dict(orjson.loads(fields[b"envelope"]), id=entry_id.decode())
-            for entry_id, fields in redis.xrange(STREAM)]
 
 
 @pytest.fixture

@@ -2,15 +2,13 @@
 SQLite and on PostgreSQL (a private server of the tests' own: tests/databases.py)."""
 import threading
 
-import orjson
 import pytest
-from sqlalchemy import Integer, String, create_engine, select
+from sqlalchemy import Integer, String, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from app.stream.keys import STREAM
-from app.users import accounts
 from herald_client import HeraldClient, Unavailable, outbox_rows, retry_policy
 from herald_client.sqlalchemy import Outbox, OutboxError
+from tests.integration.outbox.support import stream, tables
 from tests.support import free_port, wait_until
 
 
@@ -42,18 +40,8 @@ class Untracked(Base):
 
 @pytest.fixture
 def engine(database_url):
-    engine = create_engine(database_url)
-    Base.metadata.drop_all(engine)
-    Base.metadata.create_all(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def client(live_server, redis):
-    key = accounts.create_api_key(redis, "host-app")
-    with HeraldClient(live_server.url, key, retry=retry_policy(retries=1, backoff=0.05)) as client:
-        yield client
+    with tables(database_url, Base.metadata) as engine:
+        yield engine
 
 
 @pytest.fixture
@@ -68,11 +56,6 @@ def outbox(engine, client):
     outbox.create_table(engine)
     yield outbox
     outbox.close()
-
-
-def stream(redis):
-    return [dict(orjson.loads(fields[b"envelope"]), id=entry_id.decode())
-            for entry_id, fields in redis.xrange(STREAM)]
 
 
 def test_created_updated_deleted_publish_after_the_commit_in_order(engine, outbox, redis):

@@ -3,14 +3,13 @@ Herald counts them, and an idempotency key Herald already holds for another body
 import math
 
 import pytest
-from sqlalchemy import ForeignKey, Integer, String, create_engine
+from sqlalchemy import ForeignKey, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-from app.users import accounts
-from herald_client import HeraldClient, outbox_rows, retry_policy
+from herald_client import outbox_rows
 from herald_client.outbox_relay import envelope_of
 from herald_client.sqlalchemy import Outbox, OutboxError
-from tests.integration.outbox.test_outbox import stream
+from tests.integration.outbox.support import stream, tables
 from tests.support import wait_until
 
 
@@ -34,18 +33,8 @@ class Task(Base):
 
 @pytest.fixture
 def engine(database_url):
-    engine = create_engine(database_url)
-    Base.metadata.drop_all(engine)
-    Base.metadata.create_all(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def client(live_server, redis):
-    key = accounts.create_api_key(redis, "host-app")
-    with HeraldClient(live_server.url, key, retry=retry_policy(retries=1, backoff=0.05)) as client:
-        yield client
+    with tables(database_url, Base.metadata) as engine:
+        yield engine
 
 
 @pytest.fixture
