@@ -15,10 +15,15 @@
  * the next loss of the connection is live), `kind: "data"` envelopes,
  * anything while the tab is visible. Bursts are coalesced: at most one a
  * second; what arrived meanwhile is one "N new notifications". Several tabs
- * of the same browser show each notification once: each claims its id in
- * localStorage under a Web Lock (a tab that loses the claim stays quiet),
- * and the notification's `tag` is its id, so the browser replaces a
- * duplicate anyway. Clicking one brings its tab forward and opens the item
+ * of the same browser show each notification once: the first tab to take
+ * the id's Web Lock holds it for a minute and shows it; a tab that finds it
+ * taken stays quiet. The lock, kept by the browser itself, is what decides:
+ * localStorage is not a mutex between tabs (Chromium hands one tab's write
+ * to another renderer asynchronously, so a tab can read a claim made a
+ * millisecond earlier as absent). localStorage remembers shown ids for ten
+ * minutes behind the lock, for a tab that hears of one late, and is all
+ * there is where a browser has no Web Locks; the notification's `tag` is
+ * its id, so the browser replaces a duplicate anyway. Clicking one brings its tab forward and opens the item
  * (`?n=<id>`, which the dashboard's router follows).
  *
  * The dashboard starts one by itself (this file is loaded there before
@@ -32,6 +37,7 @@
   var LOCK = 'herald.desktop-notifications';
   var GAP_MS = 1000;                 // at most one notification a second
   var CLAIM_KEPT_MS = 10 * 60 * 1000;  // how long a shown id is remembered
+  var CLAIM_HELD_MS = 60 * 1000;     // how long the tab that shows an id holds its lock
   var BODY_MAX = 240;                // characters of the body a notification carries
   var SUMMARY_TITLES = 3;            // titles named in an "N new notifications"
 
@@ -95,6 +101,7 @@
     this.pending = [];       // envelopes claimed, waiting for the next second
     this.timer = null;
     this.lastShown = 0;      // ms
+    this.claims = Promise.resolve();  // settles once every claim asked so far is decided
     this.listenTo(herald.dispatcher, 'connected', function () { this.live = false; });
     this.listenTo(herald.dispatcher, 'connection', function (state) {
       if (state !== 'connected') this.live = false;
@@ -120,26 +127,43 @@
       });
     },
 
-    // Claim `id` for this tab: true when no other tab of this browser has shown it.
-    // Under a Web Lock, so two tabs never both read "unclaimed" (where the browser
-    // has no Web Locks, the tag still stops a duplicate from showing twice).
+    // Claim `id` for this tab: a promise of true when no other tab of this browser
+    // shows it. The id's Web Lock, taken only if free and held a minute by the tab
+    // that shows it, decides (see the file's comment); `remember` keeps it longer.
     claim: function (id) {
-      var key = CLAIMS_KEY + ':' + this.user;
-      function attempt() {
-        var now = Date.now(), taken = true;
-        storage(function (store) {
-          var claims = JSON.parse(store.getItem(key) || '{}');
-          claims = _.pick(claims, function (at) { return now - at < CLAIM_KEPT_MS; });
-          taken = !claims[id];
-          claims[id] = claims[id] || now;
-          store.setItem(key, JSON.stringify(claims));
-        });
-        return taken;
-      }
+      var self = this, name = LOCK + ':' + this.user + ':' + id;
+      var decided;
       if (navigator.locks && navigator.locks.request) {
-        return navigator.locks.request(LOCK, attempt).catch(function () { return true; });
+        decided = new Promise(function (resolve) {
+          navigator.locks.request(name, {ifAvailable: true}, function (lock) {
+            if (!lock) { resolve(false); return null; }  // another tab holds it
+            resolve(self.remember(id));
+            return new Promise(function (release) { setTimeout(release, CLAIM_HELD_MS); });
+          }).catch(function () { resolve(self.remember(id)); });
+        });
+      } else {
+        decided = Promise.resolve(self.remember(id));
       }
-      return Promise.resolve(attempt());
+      self.claims = Promise.all([self.claims, decided]);
+      return decided;
+    },
+
+    // Record `id` as shown in this browser's localStorage; whether it was new there.
+    remember: function (id) {
+      var key = CLAIMS_KEY + ':' + this.user, now = Date.now(), fresh = true;
+      storage(function (store) {
+        var claims = JSON.parse(store.getItem(key) || '{}');
+        claims = _.pick(claims, function (at) { return now - at < CLAIM_KEPT_MS; });
+        fresh = !claims[id];
+        claims[id] = claims[id] || now;
+        store.setItem(key, JSON.stringify(claims));
+      });
+      return fresh;
+    },
+
+    // A promise that settles once every claim asked for so far is decided.
+    settled: function () {
+      return this.claims.then(function () { return true; });
     },
 
     // Show at once when the last one was a second ago or more; else at that second.

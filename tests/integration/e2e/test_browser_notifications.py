@@ -157,9 +157,8 @@ def wait_shown(page, count):
 
 
 def settled(page):
-    """Wait until every claim this tab asked for is decided: a request on the
-    notifier's lock is granted only after those asked before it."""
-    page.evaluate("navigator.locks.request('herald.desktop-notifications', () => true)")
+    """Wait until every claim this tab asked for is decided."""
+    page.evaluate("herald.desktopNotifier.settled()")
 
 
 # ---- The dashboard -------------------------------------------------------------------
@@ -264,6 +263,35 @@ def test_a_burst_is_one_notification_a_second(tabs, live_server, api_key):
 
 
 def test_several_tabs_show_it_once(tabs, live_server, api_key):
+    first = dashboard(tabs, live_server)
+    second = new_tab(tabs)
+    second.goto(live_server.url + "/")
+    second.wait_for_selector("#connection[data-state=connected]")
+    hide(tabs, first, second)
+    sent = live_server.publish(api_key, topic="ops.disk", title="Disk full", severity="critical")
+    for page in (first, second):
+        holds(page, sent)
+    wait_until(lambda: shown(first) or shown(second), timeout=10, message="a notification")
+    for page in (first, second):
+        settled(page)
+    assert len(shown(first)) + len(shown(second)) == 1
+
+
+# localStorage reads of the shown ids see none: as tabs whose copy of each other's
+# write has not arrived yet (Chromium hands it across renderers asynchronously, and
+# two tabs hear a notification within a millisecond of each other).
+LAGGING_STORAGE = """
+(function () {
+  var read = Storage.prototype.getItem;
+  Storage.prototype.getItem = function (key) {
+    return String(key).indexOf('herald.desktop-notifications.shown') === 0 ? null : read.call(this, key);
+  };
+})();
+"""
+
+
+def test_several_tabs_show_it_once_even_when_storage_lags(tabs, live_server, api_key):
+    tabs.add_init_script(LAGGING_STORAGE)
     first = dashboard(tabs, live_server)
     second = new_tab(tabs)
     second.goto(live_server.url + "/")
