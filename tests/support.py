@@ -51,6 +51,23 @@ def wait_until(predicate, timeout=5.0, interval=0.02, message="condition"):
     raise AssertionError(f"timed out after {timeout} s waiting for {message}")
 
 
+def wait_for(read, holds, timeout=10.0, message="condition"):
+    """Poll ``read()`` until ``holds(value)``; return that value.
+
+    For state another party writes after what a test saw (a worker counts a
+    delivery once the receiver's answer is back): wait on the state itself."""
+    last = []
+
+    def check():
+        last[:] = [read()]
+        return holds(last[0])
+    try:
+        wait_until(check, timeout=timeout, message=message)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last read: {last[0] if last else None!r}") from None
+    return last[0]
+
+
 class RedisServer:
     """A real redis-server on a free loopback port, append-only file on.
 

@@ -15,7 +15,7 @@ import pytest
 from app.stream.publish import Bus
 from app.webhooks import store
 from tests.helpers.webhooks import register
-from tests.support import wait_until
+from tests.support import wait_for, wait_until
 
 DOWN_SECONDS = float(os.environ.get("WEBHOOK_TEST_DOWN_SECONDS", "30"))
 
@@ -87,8 +87,10 @@ def test_a_receiver_down_then_back_gets_everything_in_order_exactly_once(
                message="everything after the receiver came back")
     ids = [e["id"] for _, e in receiver.deliveries()]
     assert ids == expected  # in order, and exactly once: no duplicate at all
-    state = store.state(redis, endpoint["id"])
-    assert state["pending"] == 0 and state["parked"] == 0
+    # The worker acknowledges the last one only once the receiver's answer is back.
+    state = wait_for(lambda: store.state(redis, endpoint["id"]), lambda s: s["pending"] == 0,
+                     message="the last delivery acknowledged")
+    assert state["parked"] == 0
     assert state["failures"] >= 2 and "ConnectionRefusedError" in state["last_error"]
 
 
@@ -156,8 +158,10 @@ def test_a_4xx_is_parked_after_the_documented_retries(client, admin_token, allow
     assert reply.get_json() == {"requeued": 2}
     wait_until(lambda: len(receiver.requests) == 10, timeout=15, message="the retried ones")
     assert [e["id"] for _, e in receiver.deliveries()[8:]] == [first, second]
-    state = client.get(f"/api/webhooks/{endpoint['id']}", headers=auth).get_json()
-    assert (state["parked"], state["delivered"]) == (0, 2)
+    # Counted as delivered once the receiver's 200 is back at the worker, after the request.
+    state = wait_for(lambda: client.get(f"/api/webhooks/{endpoint['id']}", headers=auth).get_json(),
+                     lambda s: s["delivered"] == 2, message="both counted as delivered")
+    assert state["parked"] == 0
     assert state["last_success_at"] is not None
 
 
@@ -227,11 +231,15 @@ def test_metrics(client, admin_token, allow_loopback, redis, receivers, start_wo
     publish(redis, 3)
     wait_until(lambda: len(good.requests) == 3 and len(bad.requests) >= 2, timeout=10,
                message="deliveries and failures")
-    text = client.get("/metrics").get_data(as_text=True)
-    assert 'herald_webhook_deliveries_total{outcome="delivered"} 3.0' in text
+
+    def failures(text):
+        lines = [line for line in text.splitlines() if line.startswith("herald_webhook_failures_total")]
+        return float(lines[0].split()[-1]) if lines else 0
+    # Counted once each answer is back at the worker, after the receiver saw the request.
+    text = wait_for(lambda: client.get("/metrics").get_data(as_text=True),
+                    lambda t: 'herald_webhook_deliveries_total{outcome="delivered"} 3.0' in t
+                    and failures(t) >= 2, message="three delivered and two failures counted")
     assert f'herald_webhook_queue_depth{{endpoint="{failing["id"]}"}} 3.0' in text
-    failures = [line for line in text.splitlines() if line.startswith("herald_webhook_failures_total")]
-    assert float(failures[0].split()[-1]) >= 2
     age = [line for line in text.splitlines()
            if line.startswith(f'herald_webhook_oldest_pending_seconds{{endpoint="{failing["id"]}"}}')]
     assert float(age[0].split()[-1]) > 0
