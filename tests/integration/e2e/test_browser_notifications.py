@@ -221,6 +221,8 @@ def test_nothing_while_the_switch_is_off(tabs, live_server, api_key):
     # The switch turned on in the tab in front applies to the hidden dashboard at once.
     turn_on(cover, live_server)
     wait_visibility(page, "hidden")
+    # Another tab's localStorage write reaches this one asynchronously.
+    page.wait_for_function("() => herald.desktopNotifications.wanted()", polling=100)
     on = live_server.publish(api_key, topic="ops.disk", title="While on", severity="critical")
     [one] = wait_shown(page, 1)
     assert (one["title"], one["tag"]) == ("While on", on)

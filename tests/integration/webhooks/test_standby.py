@@ -20,7 +20,7 @@ def test_the_standby_takes_over_from_a_killed_active_worker(client, admin_token,
     active_one = wait_until(lambda: active_pid(redis), timeout=10, message="an active worker")
     [active] = [w for w in workers if w.process.pid == active_one]
     [standby] = [w for w in workers if w is not active]
-    assert "standing by" in standby.output()
+    wait_until(lambda: "standing by" in standby.output(), timeout=10, message="the other standing by")
     bus = Bus(redis)
     ids = [bus.publish("ops.db", f"n{i}") for i in range(30)]
     wait_until(lambda: len(receiver.requests) >= 10, timeout=15, message="some deliveries")

@@ -52,6 +52,7 @@ def test_the_standby_takes_over_from_a_killed_writer(redis_server, redis, tmp_pa
         wait_until(lambda: beat_of_the_second()["position"] == ids[-1], timeout=10,
                    message=f"the new writer's heartbeat: {beat_of_the_second()}")
         assert beat_of_the_second()["leader"]
-        assert "writing the archive from" in second.output()
+        wait_until(lambda: "writing the archive from" in second.output(), timeout=10,
+                   message="the new writer saying so")
     assert [line["id"] for line in archived(folder)] == ids  # each once, in id order
     assert ids == publisher.accepted

@@ -112,7 +112,9 @@ def test_a_suspicion_brings_the_next_ping_forward(redis):
         wait_until(lambda: rounds == [True], timeout=5, message="the first round")
         follower.connected, follower.reconnects = False, 1
         watch.suspect()  # a request met an outage: PING now, not at the 30 s tick
-        wait_until(lambda: watch.down, timeout=5, message="the verdict")
+        # The verdict is set, logged, then emitted: wait for what the clients hear.
+        wait_until(lambda: sio.emits, timeout=5, message="the verdict told")
+        assert watch.down
         assert [data["redis"] for _event, data, _ns, _to in sio.emits] == ["down"]
     finally:
         running.clear()
