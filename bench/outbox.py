@@ -8,6 +8,10 @@ Runs a redis-server and Herald (``python wsgi.py``), and for each database:
   model, the relay off;
 - **throughput**: ``--rows`` changes committed ten to a transaction with the
   relay off, then shipped by ``relay_once``: rows relayed per second;
+- **overlapping writers** (PostgreSQL): 4 threads, each committing 50
+  transactions that write a tracked change, then work 5 ms, then commit;
+  transactions a second, tracked and untracked (what ordering the commits
+  costs transactions that overlap);
 - **latency**: commit-to-subscriber, over ``--count`` changes one every
   ``--gap`` ms: from just before the commit to a python-socketio client's
   arrival, through the outbox (its relay woken by the commit) and, beside it,
@@ -112,6 +116,28 @@ def throughput(engine, outbox, rows):
     return {"rows": shipped, "seconds": round(seconds, 3), "rows_per_s": round(shipped / seconds)}
 
 
+def overlapping(engine, threads=4, each=50, work_ms=5.0):
+    """Transactions a second from ``threads`` writers at once, each transaction writing
+    one change, working ``work_ms``, then committing; tracked (Card) and untracked."""
+    result = {}
+    for name, model in (("untracked", Plain), ("tracked", Card)):
+        def writer(n, model=model):
+            for i in range(each):
+                with Session(engine) as session:
+                    session.add(model(title=f"writer {n} change {i}"))
+                    session.flush()
+                    time.sleep(work_ms / 1000)
+                    session.commit()
+        workers = [threading.Thread(target=writer, args=(n,)) for n in range(threads)]
+        started = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(120)
+        result[f"{name}_per_s"] = round(threads * each / (time.perf_counter() - started))
+    return result
+
+
 def latency(engine, outbox, server, client, redis, count, gap_ms):
     listener = Listener(server, server.token("bench", "bench-password"))
     results = {}
@@ -195,6 +221,9 @@ def run(url, args, server, redis, key):
         outbox = make_outbox(client, engine)
         result["commit_cost"] = commit_cost(engine, outbox)
         result["throughput"] = throughput(engine, outbox, args.rows)
+        if engine.dialect.name == "postgresql":  # SQLite has one writer: nothing overlaps
+            result["overlapping"] = overlapping(engine)
+            outbox.relay_once(engine)
         result["latency"] = latency(engine, outbox, server, client, redis, args.count, args.gap)
         result["outage"] = outage(engine, outbox, server, redis, args.outage)
         outbox.close()
@@ -225,6 +254,10 @@ def main():
               f"(p99 {cost['untracked_ms']['p99']:.2f}), tracked {cost['tracked_ms']['median']:.2f} ms "
               f"(p99 {cost['tracked_ms']['p99']:.2f})")
         print(f"  relayed {thr['rows']} rows in {thr['seconds']} s: {thr['rows_per_s']} rows/s")
+        if "overlapping" in result:
+            over = result["overlapping"]
+            print(f"  4 overlapping writers (write, work 5 ms, commit): untracked "
+                  f"{over['untracked_per_s']} transactions/s, tracked {over['tracked_per_s']}/s")
         for path in ("outbox", "direct"):
             figures = lat[path + "_ms"]
             print(f"  commit-to-subscriber via {path}: median {figures['median']:.1f} ms, "

@@ -27,7 +27,8 @@ PRUNE_EVERY = 60.0  # seconds between deletions of rows sent long ago
 
 def envelope_of(row):
     """The notification a row publishes: its envelope, with the record's ``version``
-    the row's id when the data gave none (ids rise with every change, in commit order)."""
+    the row's id when the data gave none (a record's rows get rising ids, in commit
+    order: its row lock holds a second writer until the first commits)."""
     envelope = json.loads(row.envelope)
     data = envelope.get("data")
     if isinstance(data, dict) and "version" not in data:
@@ -152,7 +153,9 @@ class Relay:
             self._wake.clear()
             try:
                 self.shipped += relay_once(self.client, self.engine, self.table)
-                if time.monotonic() >= prune_at:
+                if time.monotonic() >= prune_at:  # and rows a commit left unnumbered
+                    if outbox_rows.adopt(self.engine, self.table):
+                        self.shipped += relay_once(self.client, self.engine, self.table)
                     outbox_rows.prune(self.engine, self.table, self.keep)
                     prune_at = time.monotonic() + PRUNE_EVERY
             except Exception as exc:  # Herald or the database away: the rows wait

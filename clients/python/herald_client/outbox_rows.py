@@ -4,8 +4,12 @@ One row per change of a tracked record, written in the host app's own
 transaction (herald_client/sqlalchemy.py), shipped to Herald later by the
 relay (herald_client/outbox_relay.py):
 
-- ``id``: rises in commit order (see :func:`serialize_writers`); the order rows
-  are published in, and the record's ``version`` when its data has none;
+- ``id``: given at the flush; a record's rows get rising ids in commit order
+  (the record's row lock holds a second writer until the first commits), so it
+  is the record's ``version`` when its data has none;
+- ``seq``: the commit's place in commit order, given at the commit itself
+  (:func:`sequence`); rows are published in ``(seq, id)`` order, and a row
+  without one (its transaction not committed yet) is not published;
 - ``key``: a random idempotency key made with the row, so that a database
   made anew (ids from 1 again) never reuses a key Herald still remembers;
 - ``topic``, ``envelope``: what to publish (JSON text, without ``version``);
@@ -30,6 +34,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    Sequence,
     String,
     Table,
     Text,
@@ -45,7 +50,7 @@ from sqlalchemy import (
 
 BATCH_MOST = 100  # rows per publish: Herald's batch endpoint takes at most 100
 BATCH_BYTES = 56 * 1024  # and a request of at most 64 KiB: the envelopes' JSON, with room
-# The PostgreSQL advisory lock keys: writers of outbox rows, and relays claiming a batch.
+# The PostgreSQL advisory lock keys: commits of outbox rows, and relays claiming a batch.
 WRITERS_LOCK = 0x4865726C  # "Herl"
 CLAIM_LOCK = 0x4865726D
 
@@ -54,9 +59,13 @@ Claimed = namedtuple("Claimed", "id key topic envelope batch")
 
 
 def make_table(name="herald_outbox", metadata=None):
-    """The outbox table, in ``metadata`` (a MetaData of its own by default)."""
+    """The outbox table, in ``metadata`` (a MetaData of its own by default), with the
+    PostgreSQL sequence its commits take their ``seq`` from (``<name>_seq``, made with
+    the metadata; SQLite needs none)."""
+    metadata = metadata if metadata is not None else MetaData()
+    numbers = Sequence(f"{name}_seq", metadata=metadata)
     return Table(
-        name, metadata if metadata is not None else MetaData(),
+        name, metadata,
         # BigInteger on PostgreSQL; on SQLite an INTEGER PRIMARY KEY, AUTOINCREMENT so
         # that an id is never given twice (a deleted newest row's id would be).
         Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
@@ -69,8 +78,11 @@ def make_table(name="herald_outbox", metadata=None):
         Column("sent_at", Float),
         Column("herald_id", String(41)),
         Column("error", Text),
-        Index(f"ix_{name}_pending", "sent_at", "id"),
+        Column("seq", BigInteger),
+        Index(f"ix_{name}_pending", "sent_at", "seq", "id"),
+        Index(f"ix_{name}_seq", "seq"),
         sqlite_autoincrement=True,
+        info={"sequence": numbers},
     )
 
 
@@ -100,13 +112,56 @@ def _name(chunk):
         row["batch"] = key
 
 
-def serialize_writers(connection):
-    """Make ids rise in commit order: on PostgreSQL, transactions writing outbox rows
-    take turns from their first outbox write to their commit (a transaction-level
-    advisory lock), since a sequence hands out ids in the order asked, not the
-    order committed. SQLite needs nothing: it has one writer at a time."""
+def write(connection, table, rows):
+    """Insert a flush's rows; True when the commit must number them (:func:`sequence`).
+    SQLite has one writer at a time: a transaction holds its write lock from its first
+    write to its commit, so its ids already rise in commit order. Its rows are written
+    numbered (``seq`` 0), and go out in id order with no statement at the commit."""
+    one_writer = connection.dialect.name == "sqlite"
+    connection.execute(table.insert(), [dict(row, seq=0) for row in rows] if one_writer else rows)
+    return not one_writer
+
+
+def sequence(connection, table):
+    """Give the rows this transaction wrote (``seq`` still NULL) the commit's place in
+    commit order; how many rows. Run by the commit itself, as the transaction's last
+    statement (herald_client/sqlalchemy.py).
+
+    On PostgreSQL a sequence hands out numbers in the order asked, not the order
+    committed, so commits of outbox rows take turns from this statement to their
+    COMMIT (a transaction-level advisory lock, taken only when there are rows to
+    number): a transaction holding it waits for nothing but its own commit, so it
+    never deadlocks with one waiting for it, whatever rows either has locked. One
+    statement, one round trip; the CTEs make the lock come before ``nextval``.
+    Elsewhere (SQLite numbers its rows as it writes them: :func:`write`) the next
+    number is the largest so far plus one. Committed rows left without a ``seq``
+    (see :func:`adopt`) are numbered too.
+    """
     if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITERS_LOCK})
+        quote = connection.dialect.identifier_preparer.quote
+        name = quote(table.name)
+        schema = f"{quote(table.schema)}." if table.schema else ""
+        return connection.execute(text(
+            "WITH turn AS MATERIALIZED (SELECT pg_advisory_xact_lock(:key)), "
+            "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n FROM turn) "
+            f"UPDATE {schema}{name} SET seq = (SELECT n FROM place) WHERE seq IS NULL"),
+            {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}"}).rowcount
+    else:
+        following = select(func.coalesce(func.max(table.c.seq), 0) + 1).scalar_subquery()
+        return connection.execute(update(table).where(table.c.seq.is_(None))
+                                  .values(seq=following)).rowcount
+
+
+def adopt(engine, table):
+    """Number committed rows that have no ``seq`` (a commit the outbox did not see: its
+    Outbox closed meanwhile, or a raw DBAPI commit), so they are published; how many.
+    Uncommitted rows are not visible here, so they are never taken."""
+    with engine.connect() as connection:
+        if connection.execute(select(table.c.id).where(table.c.seq.is_(None)).limit(1)).first() \
+                is None:
+            return 0
+    with engine.begin() as connection:
+        return sequence(connection, table)
 
 
 def _lock_claims(connection, table):
@@ -121,8 +176,9 @@ def _lock_claims(connection, table):
 def _pending(connection, table, most):
     columns = (table.c.id, table.c.key, table.c.topic, table.c.envelope, table.c.batch)
     return [Claimed(*row) for row in connection.execute(
-        select(*columns).where(and_(table.c.sent_at.is_(None), table.c.error.is_(None)))
-        .order_by(table.c.id).limit(most))]
+        select(*columns).where(and_(table.c.sent_at.is_(None), table.c.error.is_(None),
+                                    table.c.seq.is_not(None)))
+        .order_by(table.c.seq, table.c.id).limit(most))]
 
 
 def first(engine, table):
@@ -137,7 +193,7 @@ def _first_batch(pending):
 
 
 def claim(engine, table, most=BATCH_MOST):
-    """The rows of the batch to publish now, in id order ([] when nothing is pending).
+    """The rows of the batch to publish now, in commit order ([] when nothing is pending).
 
     The invariant that makes it exactly once: only the *first* pending batch is
     ever published, always under its own key, so a batch a relay published and
@@ -237,7 +293,7 @@ def cursor(connection, table):
     this read is published to Herald after that id (rows are shipped in commit order)."""
     return connection.execute(
         select(table.c.herald_id).where(table.c.herald_id.is_not(None))
-        .order_by(table.c.id.desc()).limit(1)).scalar()
+        .order_by(table.c.seq.desc(), table.c.id.desc()).limit(1)).scalar()
 
 
 def counts(connection, table):
@@ -256,8 +312,12 @@ def _case(condition):
 def prune(engine, table, older_than):
     """Delete rows sent more than ``older_than`` seconds ago, all but the newest sent
     (the cursor). Returns how many went."""
-    newest = select(func.max(table.c.id)).where(table.c.sent_at.is_not(None)).scalar_subquery()
     with engine.begin() as connection:
+        newest = connection.execute(
+            select(table.c.id).where(table.c.sent_at.is_not(None))
+            .order_by(table.c.seq.desc(), table.c.id.desc()).limit(1)).scalar()
+        if newest is None:
+            return 0
         return connection.execute(
             delete(table).where(and_(table.c.sent_at < time.time() - older_than,
-                                     table.c.id < newest))).rowcount
+                                     table.c.id != newest))).rowcount

@@ -13,7 +13,10 @@ away, loses the change for everyone watching; a publish before a commit that
 then rolls back shows a change that never happened. Here a flush that
 inserts, updates or deletes a tracked object writes one row per change into
 the ``herald_outbox`` table, in the same transaction: a rollback leaves no
-row, a commit keeps them all. The relay publishes committed rows in commit
+row, a commit keeps them all, numbered in commit order by its last statement
+(outbox_rows.sequence; on PostgreSQL commits take turns only for that
+statement and their COMMIT, so a transaction holding the turn waits for no
+row lock and cannot deadlock). The relay publishes committed rows in commit
 order, ``<prefix>.created|updated|deleted`` with ``kind: "data"`` and
 ``data`` the record (its ``id``, and a ``version`` that rises with every
 change of it), each batch under an idempotency key made from its rows: a
@@ -25,7 +28,7 @@ wait; commits do not (nothing of Herald is on the commit's path).
 
 ``version``: the data's own when it has one (``data`` returning it, or the
 mapper's ``version_id_col``), else the outbox row's id, which rises with
-every change in commit order. :meth:`Outbox.cursor` is the Herald id a page
+every change of the record in commit order. :meth:`Outbox.cursor` is the Herald id a page
 renders with its records, for ``Herald.sync(..., {since: cursor})``: every
 change the page's data misses is published after it.
 """
@@ -37,6 +40,7 @@ import logging
 import re
 import threading
 import uuid
+import weakref
 
 from sqlalchemy import event, inspect
 from sqlalchemy.engine import Connection, Engine
@@ -50,7 +54,9 @@ MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the f
 log = logging.getLogger("herald_client.outbox")
 _ROWS = "herald_outbox_rows"  # session.info: per outbox, the first batch this transaction wrote
 _CHANGED = "herald_outbox_changed"  # session.info: per outbox, the rows of the flush under way
-_LOCKED = "herald_outbox_locked"  # session.info: the outboxes whose before_flush took the lock
+# connection.info: the outboxes that wrote rows in the connection's transaction, to be
+# numbered by its commit (_number); dropped by its rollback.
+_UNNUMBERED = "herald_outbox_unnumbered"
 
 
 class OutboxError(ValueError):
@@ -90,8 +96,8 @@ class Outbox:
         self._lock = threading.RLock()
         self._id = uuid.uuid4().hex
         self._session = session
-        self._hooks = [(session, "before_flush", self._before_flush),
-                       (session, "after_flush", self._after_flush),
+        self._engines = weakref.WeakSet()  # those whose commits this outbox watches
+        self._hooks = [(session, "after_flush", self._after_flush),
                        (session, "after_commit", self._after_commit),
                        (session, "after_transaction_end", self._forget)]
         for target, name, hook in self._hooks:
@@ -133,15 +139,6 @@ class Outbox:
 
     # -- the flush: rows in the same transaction -------------------------------------------
 
-    def _before_flush(self, session, _context, _instances):
-        """On PostgreSQL take the writers' lock before this flush locks any row (taken
-        after, two transactions could each hold what the other waits for)."""
-        if self.tracked and any(self._tracking(obj) is not None for obj in
-                                (*session.new, *session.dirty, *session.deleted)):
-            outbox_rows.serialize_writers(session.connection(
-                bind_arguments={"mapper": next(iter(self.tracked))}))
-            session.info.setdefault(_LOCKED, set()).add(self._id)  # this flush holds it
-
     def _changed(self, action, _mapper, _connection, target):
         """A tracked object's INSERT, UPDATE or DELETE was just emitted: its row, kept for
         the end of the flush (in the flush's own order)."""
@@ -157,17 +154,43 @@ class Outbox:
             (tracking.mapper, row))
 
     def _after_flush(self, session, _context):
-        locked = self._id in session.info.get(_LOCKED, ())
-        session.info.get(_LOCKED, set()).discard(self._id)
         changed = session.info.get(_CHANGED, {}).pop(self._id, None)
         if not changed:
             return
         rows = outbox_rows.batched([row for _mapper, row in changed])
         connection = session.connection(bind_arguments={"mapper": changed[0][0]})
-        if not locked:  # a cascade's or an orphan's change, which before_flush did not see
-            outbox_rows.serialize_writers(connection)
-        connection.execute(self.table.insert(), rows)
+        unnumbered = outbox_rows.write(connection, self.table, rows)
         session.info.setdefault(_ROWS, {}).setdefault(self._id, rows[0]["batch"])
+        if unnumbered:  # the commit numbers them (not on SQLite: see outbox_rows.write)
+            self._watch(connection.engine)
+            connection.info.setdefault(_UNNUMBERED, set()).add(self._id)
+
+    # -- the commit: number the rows, then wake the relay ------------------------------
+
+    def _watch(self, engine):
+        """Hear the commits and rollbacks of ``engine``'s connections (once): the commit
+        that ends a transaction which wrote rows numbers them, whoever commits it (the
+        Session, or the code that owns a connection the Session joined)."""
+        if engine in self._engines:
+            return
+        with self._lock:
+            if engine not in self._engines:
+                event.listen(engine, "commit", self._number)
+                event.listen(engine, "rollback", self._dropped)
+                self._engines.add(engine)
+
+    def _number(self, connection):
+        """The transaction commits now: its outbox rows take their place in commit order
+        (its last statement; see outbox_rows.sequence). An error fails the commit."""
+        unnumbered = connection.info.get(_UNNUMBERED)
+        if unnumbered and self._id in unnumbered:
+            unnumbered.discard(self._id)
+            outbox_rows.sequence(connection, self.table)
+
+    def _dropped(self, connection):
+        unnumbered = connection.info.get(_UNNUMBERED)
+        if unnumbered:
+            unnumbered.discard(self._id)
 
     def _row(self, tracking, obj, action, changes):
         state = inspect(obj)
@@ -199,8 +222,6 @@ class Outbox:
                               f"{record['id']} is over {MAX_DATA_BYTES} bytes encoded; "
                               "give track() a data function that keeps less")
         return outbox_rows.new_row(envelope["topic"], encoded)
-
-    # -- the commit: wake the relay ----------------------------------------------------
 
     def _after_commit(self, session):
         first = session.info.get(_ROWS, {}).pop(self._id, None)  # each outbox its own
@@ -246,8 +267,9 @@ class Outbox:
     # -- the table and the relay -----------------------------------------------------------
 
     def create_table(self, engine):
-        """Make the outbox table if it is not there yet."""
+        """Make the outbox table (and on PostgreSQL its sequence) if not there yet."""
         self.table.create(engine, checkfirst=True)
+        self.table.info["sequence"].create(engine, checkfirst=True)  # no-op where none
 
     def start(self, engine):
         """Start the relay in a thread of this process (once): it ships what is pending
@@ -274,9 +296,15 @@ class Outbox:
         for target, name, hook in self._hooks:
             if event.contains(target, name, hook):
                 event.remove(target, name, hook)
+        for engine in list(self._engines):
+            for name, hook in (("commit", self._number), ("rollback", self._dropped)):
+                if event.contains(engine, name, hook):
+                    event.remove(engine, name, hook)
+        self._engines = weakref.WeakSet()
 
     def relay_once(self, engine):
         """Ship what is pending now, in order; returns how many rows were published."""
+        outbox_rows.adopt(engine, self.table)  # rows a commit left unnumbered, if any
         return outbox_relay.relay_once(self.client, engine, self.table)
 
     def cursor(self, bind):

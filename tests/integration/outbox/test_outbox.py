@@ -3,7 +3,7 @@ SQLite and on PostgreSQL (a private server of the tests' own: tests/databases.py
 import threading
 
 import pytest
-from sqlalchemy import Integer, String, select
+from sqlalchemy import Integer, String, select, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from herald_client import HeraldClient, Unavailable, outbox_rows, retry_policy
@@ -114,29 +114,117 @@ def test_private_records_go_to_their_owner_only(engine, outbox, redis):
     assert stream(redis)[0]["user"] == "alice"
 
 
-def test_commit_order_when_transactions_overlap(engine, outbox, redis):
-    """The first to write an outbox row commits first and is published first, even when
-    a later transaction would commit in between (it waits for the first)."""
+def test_rows_go_out_in_commit_order_not_write_order(engine, outbox, redis):
+    """The first to write an outbox row is not the first published: the first to commit
+    is. On PostgreSQL a transaction that wrote rows holds nothing another waits for
+    until its own commit; SQLite has one writer, so there the second waits."""
     first = Session(engine)
     first.add(Card(title="first"))
-    first.flush()  # holds the outbox (PostgreSQL: its lock; SQLite: the write lock)
-    second_done = threading.Event()
+    first.flush()  # an outbox row written, the transaction still open
 
     def second():
         with Session(engine) as session:
             session.add(Card(title="second"))
             session.commit()
-        second_done.set()
 
     thread = threading.Thread(target=second)
     thread.start()
-    assert not second_done.wait(0.5)  # it waits for the first transaction
+    if engine.dialect.name == "postgresql":
+        thread.join(20)
+        assert not thread.is_alive()  # committed while the first is still open
+        expected = ["second", "first"]
+    else:
+        expected = ["first", "second"]  # the second waits for SQLite's one write lock
     first.commit()
     first.close()
     thread.join(20)
-    assert second_done.is_set()
+    assert not thread.is_alive()
     outbox.relay_once(engine)
-    assert [e["data"]["title"] for e in stream(redis)] == ["first", "second"]
+    assert [e["data"]["title"] for e in stream(redis)] == expected
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_rows_locked_before_a_tracked_flush_never_deadlock(engine, outbox, redis):
+    """Two transactions, each holding a row the other then wants, with outbox rows
+    written in between: the ordering of the commits takes no lock a transaction could
+    hold while it waits for a row, so the second simply waits for the first."""
+    with Session(engine) as session:
+        a, b = Card(title="a"), Card(title="b")
+        session.add_all([a, b])
+        session.commit()
+        a_id, b_id = a.id, b.id
+    assert outbox.relay_once(engine) == 2
+    one, two = Session(engine), Session(engine)
+    for session in (one, two):
+        session.execute(text("SET LOCAL lock_timeout = '20s'"))
+    two_b = two.get(Card, b_id, with_for_update=True)  # two holds b
+    one.get(Card, a_id).title = "a by one"
+    one.flush()  # one has written an outbox row (and holds a)
+    failed = []
+
+    def second():
+        try:
+            two_b.title = "b by two"
+            two.commit()
+        except Exception as exc:  # a deadlock PostgreSQL broke
+            failed.append(exc)
+        finally:
+            two.close()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    try:
+        one_b = one.get(Card, b_id, with_for_update=True, populate_existing=True)  # waits for two
+        one_b.title += " then one"
+        one.commit()
+    finally:
+        one.close()
+        thread.join(30)
+    assert failed == []
+    assert outbox.relay_once(engine) == 3
+    assert [e["data"]["title"] for e in stream(redis)[2:]] == ["b by two", "a by one",
+                                                               "b by two then one"]
+
+
+def test_a_commit_with_a_savepoint_still_open_numbers_its_rows(engine, outbox, redis):
+    with Session(engine) as session:
+        session.add(Card(title="before"))
+        session.begin_nested()
+        session.add(Card(title="in the savepoint"))
+        session.commit()  # the savepoint and the transaction with it
+    assert outbox.relay_once(engine) == 2
+    assert [e["data"]["title"] for e in stream(redis)] == ["before", "in the savepoint"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # see below
+def test_a_session_joined_to_the_callers_transaction_ships_at_the_callers_commit(
+        engine, outbox, redis):
+    """(Not on pysqlite: it emits no BEGIN, so the session's SAVEPOINT is SQLite's
+    outermost transaction and its RELEASE commits; SQLAlchemy's pysqlite recipe for
+    SAVEPOINT fixes that. SQLite's rows need nothing of the commit anyway.)"""
+    with engine.connect() as connection:
+        with connection.begin():  # the host app's own transaction, the session inside it
+            session = Session(bind=connection, join_transaction_mode="create_savepoint")
+            session.add(Card(title="joined"))
+            session.commit()  # the savepoint only
+            session.close()
+            assert outbox.relay_once(engine) == 0  # not committed yet
+    assert outbox.relay_once(engine) == 1
+    assert [e["data"]["title"] for e in stream(redis)] == ["joined"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite numbers at the write
+def test_rows_a_commit_left_unnumbered_are_shipped_by_the_next_relay(engine, outbox, redis):
+    """An Outbox closed between a flush and its commit hears no commit: the rows are
+    committed without their place, and a relay numbers them and ships them."""
+    with Session(engine) as session:
+        session.add(Card(title="left behind"))
+        session.flush()
+        outbox.close()
+        session.commit()
+    assert outbox.counts(engine)["pending"] == 1
+    assert outbox.relay_once(engine) == 1
+    assert [e["data"]["title"] for e in stream(redis)] == ["left behind"]
 
 
 def test_a_relay_that_dies_after_publishing_never_publishes_twice(engine, outbox, redis,
