@@ -43,6 +43,7 @@ from sqlalchemy import (
     case,
     delete,
     func,
+    inspect,
     select,
     text,
     update,
@@ -113,55 +114,73 @@ def _name(chunk):
 
 
 def write(connection, table, rows):
-    """Insert a flush's rows; True when the commit must number them (:func:`sequence`).
-    SQLite has one writer at a time: a transaction holds its write lock from its first
-    write to its commit, so its ids already rise in commit order. Its rows are written
-    numbered (``seq`` 0), and go out in id order with no statement at the commit."""
-    one_writer = connection.dialect.name == "sqlite"
-    connection.execute(table.insert(), [dict(row, seq=0) for row in rows] if one_writer else rows)
-    return not one_writer
+    """Insert a flush's rows; the ids the commit must number (:func:`sequence`), [] when
+    none. Only PostgreSQL needs it. SQLite has one writer at a time, which holds its
+    write lock from its first write to its commit, so its ids rise in commit order
+    already: rows are written numbered (``seq`` 0) and go out in id order, with no
+    statement at the commit (other databases are treated so too, see docs/outbox.md)."""
+    if connection.dialect.name != "postgresql":
+        connection.execute(table.insert(), [dict(row, seq=0) for row in rows])
+        return []
+    return list(connection.execute(table.insert().returning(table.c.id), rows).scalars())
 
 
-def sequence(connection, table):
-    """Give the rows this transaction wrote (``seq`` still NULL) the commit's place in
-    commit order; how many rows. Run by the commit itself, as the transaction's last
-    statement (herald_client/sqlalchemy.py).
+def sequence(connection, table, ids=None):
+    """Give rows ``ids`` (this transaction's: :func:`write`), or with None every committed
+    row still without one (:func:`adopt`), their place in commit order; how many rows.
+    Run by the commit itself, as the transaction's last statement (sqlalchemy.py).
 
     On PostgreSQL a sequence hands out numbers in the order asked, not the order
     committed, so commits of outbox rows take turns from this statement to their
     COMMIT (a transaction-level advisory lock, taken only when there are rows to
     number): a transaction holding it waits for nothing but its own commit, so it
-    never deadlocks with one waiting for it, whatever rows either has locked. One
-    statement, one round trip; the CTEs make the lock come before ``nextval``.
-    Elsewhere (SQLite numbers its rows as it writes them: :func:`write`) the next
-    number is the largest so far plus one. Committed rows left without a ``seq``
-    (see :func:`adopt`) are numbered too.
+    does not deadlock with one waiting for it, whatever rows either has locked. One
+    statement, one round trip; the CTEs make the lock come before ``nextval``. Only
+    the transaction's own rows, by primary key: no predicate over rows another
+    transaction writes (SERIALIZABLE hosts). Elsewhere rows are numbered 0 (:func:`write`).
     """
-    if connection.dialect.name == "postgresql":
-        quote = connection.dialect.identifier_preparer.quote
-        name = quote(table.name)
-        schema = f"{quote(table.schema)}." if table.schema else ""
-        return connection.execute(text(
-            "WITH turn AS MATERIALIZED (SELECT pg_advisory_xact_lock(:key)), "
-            "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n FROM turn) "
-            f"UPDATE {schema}{name} SET seq = (SELECT n FROM place) WHERE seq IS NULL"),
-            {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}"}).rowcount
-    else:
-        following = select(func.coalesce(func.max(table.c.seq), 0) + 1).scalar_subquery()
-        return connection.execute(update(table).where(table.c.seq.is_(None))
-                                  .values(seq=following)).rowcount
+    if connection.dialect.name != "postgresql":
+        return connection.execute(update(table).where(table.c.seq.is_(None)).values(seq=0)).rowcount
+    quote = connection.dialect.identifier_preparer.quote
+    schema = f"{quote(table.schema)}." if table.schema else ""
+    parameters = {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}"}
+    which = "seq IS NULL"
+    if ids is not None:
+        which, parameters["ids"] = "id = ANY(CAST(:ids AS bigint[]))", list(ids)
+    return connection.execute(text(
+        "WITH turn AS MATERIALIZED (SELECT pg_advisory_xact_lock(:key)), "
+        "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n FROM turn) "
+        f"UPDATE {schema}{quote(table.name)} SET seq = (SELECT n FROM place) WHERE {which}"),
+        parameters).rowcount
 
 
 def adopt(engine, table):
     """Number committed rows that have no ``seq`` (a commit the outbox did not see: its
-    Outbox closed meanwhile, or a raw DBAPI commit), so they are published; how many.
-    Uncommitted rows are not visible here, so they are never taken."""
+    Outbox closed meanwhile, a two-phase or a raw DBAPI commit; rows of a table made
+    before ``seq`` existed), so they are published; how many. Uncommitted rows are not
+    visible here, so they are never taken."""
     with engine.connect() as connection:
         if connection.execute(select(table.c.id).where(table.c.seq.is_(None)).limit(1)).first() \
                 is None:
             return 0
     with engine.begin() as connection:
         return sequence(connection, table)
+
+
+def upgrade(connection, table):
+    """Give an outbox table made before ``seq`` existed its column and index, and its
+    rows their place (before any commit made after); True when it did."""
+    if "seq" in {column["name"] for column in
+                 inspect(connection).get_columns(table.name, schema=table.schema)}:
+        return False
+    quote = connection.dialect.identifier_preparer.quote
+    name = (f"{quote(table.schema)}." if table.schema else "") + quote(table.name)
+    connection.execute(text(f"ALTER TABLE {name} ADD COLUMN seq BIGINT"))
+    for index in table.indexes:
+        if [column.name for column in index.columns] == ["seq"]:
+            index.create(connection)
+    sequence(connection, table)  # its rows, before any commit made from now on
+    return True
 
 
 def _lock_claims(connection, table):

@@ -54,8 +54,8 @@ MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the f
 log = logging.getLogger("herald_client.outbox")
 _ROWS = "herald_outbox_rows"  # session.info: per outbox, the first batch this transaction wrote
 _CHANGED = "herald_outbox_changed"  # session.info: per outbox, the rows of the flush under way
-# connection.info: the outboxes that wrote rows in the connection's transaction, to be
-# numbered by its commit (_number); dropped by its rollback.
+# connection.info: per outbox, the ids of the rows the connection's transaction wrote, to
+# be numbered by its commit (_number); dropped by its rollback.
 _UNNUMBERED = "herald_outbox_unnumbered"
 
 
@@ -161,9 +161,9 @@ class Outbox:
         connection = session.connection(bind_arguments={"mapper": changed[0][0]})
         unnumbered = outbox_rows.write(connection, self.table, rows)
         session.info.setdefault(_ROWS, {}).setdefault(self._id, rows[0]["batch"])
-        if unnumbered:  # the commit numbers them (not on SQLite: see outbox_rows.write)
+        if unnumbered:  # the commit numbers them (PostgreSQL: see outbox_rows.write)
             self._watch(connection.engine)
-            connection.info.setdefault(_UNNUMBERED, set()).add(self._id)
+            connection.info.setdefault(_UNNUMBERED, {}).setdefault(self._id, []).extend(unnumbered)
 
     # -- the commit: number the rows, then wake the relay ------------------------------
 
@@ -175,22 +175,32 @@ class Outbox:
             return
         with self._lock:
             if engine not in self._engines:
-                event.listen(engine, "commit", self._number)
-                event.listen(engine, "rollback", self._dropped)
+                for name, hook in self._engine_hooks():
+                    event.listen(engine, name, hook)
                 self._engines.add(engine)
+
+    def _engine_hooks(self):
+        # A two-phase commit is not numbered (no statement after its PREPARE): its rows
+        # are adopted by the relay (outbox_rows.adopt), and its ids forgotten here.
+        return (("commit", self._number), ("rollback", self._dropped),
+                ("commit_twophase", self._dropped), ("rollback_twophase", self._dropped))
 
     def _number(self, connection):
         """The transaction commits now: its outbox rows take their place in commit order
-        (its last statement; see outbox_rows.sequence). An error fails the commit."""
-        unnumbered = connection.info.get(_UNNUMBERED)
-        if unnumbered and self._id in unnumbered:
-            unnumbered.discard(self._id)
-            outbox_rows.sequence(connection, self.table)
+        (its last statement; see outbox_rows.sequence). An error fails the commit, and
+        the connection is dropped: SQLAlchemy would otherwise pool it with the failed
+        transaction still open, its row locks (and perhaps the turn) held."""
+        ids = connection.info.get(_UNNUMBERED, {}).pop(self._id, None)
+        if not ids:
+            return
+        try:
+            outbox_rows.sequence(connection, self.table, ids)
+        except BaseException:
+            connection.invalidate()
+            raise
 
-    def _dropped(self, connection):
-        unnumbered = connection.info.get(_UNNUMBERED)
-        if unnumbered:
-            unnumbered.discard(self._id)
+    def _dropped(self, connection, *_xid):
+        connection.info.get(_UNNUMBERED, {}).pop(self._id, None)
 
     def _row(self, tracking, obj, action, changes):
         state = inspect(obj)
@@ -267,9 +277,12 @@ class Outbox:
     # -- the table and the relay -----------------------------------------------------------
 
     def create_table(self, engine):
-        """Make the outbox table (and on PostgreSQL its sequence) if not there yet."""
+        """Make the outbox table (and on PostgreSQL its sequence) if not there yet, or
+        bring one an earlier version made up to date (its ``seq`` column)."""
         self.table.create(engine, checkfirst=True)
         self.table.info["sequence"].create(engine, checkfirst=True)  # no-op where none
+        with engine.begin() as connection:
+            outbox_rows.upgrade(connection, self.table)  # a table made before its seq
 
     def start(self, engine):
         """Start the relay in a thread of this process (once): it ships what is pending
@@ -297,7 +310,7 @@ class Outbox:
             if event.contains(target, name, hook):
                 event.remove(target, name, hook)
         for engine in list(self._engines):
-            for name, hook in (("commit", self._number), ("rollback", self._dropped)):
+            for name, hook in self._engine_hooks():
                 if event.contains(engine, name, hook):
                     event.remove(engine, name, hook)
         self._engines = weakref.WeakSet()

@@ -3,7 +3,8 @@ SQLite and on PostgreSQL (a private server of the tests' own: tests/databases.py
 import threading
 
 import pytest
-from sqlalchemy import Integer, String, select, text
+from sqlalchemy import BigInteger, Column, Float, Integer, MetaData, String, Table, Text, select, text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from herald_client import HeraldClient, Unavailable, outbox_rows, retry_policy
@@ -225,6 +226,62 @@ def test_rows_a_commit_left_unnumbered_are_shipped_by_the_next_relay(engine, out
     assert outbox.counts(engine)["pending"] == 1
     assert outbox.relay_once(engine) == 1
     assert [e["data"]["title"] for e in stream(redis)] == ["left behind"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite numbers at the write
+def test_a_commit_whose_numbering_fails_leaves_no_transaction_open(engine, outbox, redis):
+    """The numbering statement waits for the turn; here it gives up (lock_timeout): the
+    commit fails, and its connection is not pooled with the failed transaction open
+    (holding its row locks and, had it got it, the turn)."""
+    holder = engine.connect()
+    holder.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": outbox_rows.WRITERS_LOCK})
+    holder_pid = holder.execute(text("SELECT pg_backend_pid()")).scalar()
+    try:
+        with Session(engine) as session:
+            session.execute(text("SET LOCAL lock_timeout = '200ms'"))
+            session.add(Card(title="never committed"))
+            with pytest.raises(OperationalError, match="lock timeout"):
+                session.commit()
+        with engine.connect() as look:
+            stuck = look.execute(text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND state LIKE 'idle in transaction%' AND pid <> :holder"),
+                {"holder": holder_pid}).scalar()
+        assert stuck == 0
+    finally:
+        holder.rollback()
+        holder.close()
+    with Session(engine) as session:
+        session.add(Card(title="committed"))
+        session.commit()
+    assert outbox.relay_once(engine) == 1
+    assert [e["data"]["title"] for e in stream(redis)] == ["committed"]
+
+
+def test_a_table_an_earlier_version_made_is_brought_up_to_date(engine, outbox, redis):
+    """An outbox table without ``seq``, with a row waiting: create_table adds the column,
+    and the row is shipped."""
+    outbox.table.drop(engine)
+    earlier = Table(
+        "herald_outbox", MetaData(),
+        Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+        Column("key", String(64), nullable=False), Column("topic", String(200), nullable=False),
+        Column("envelope", Text, nullable=False), Column("created_at", Float, nullable=False),
+        Column("batch", String(80)), Column("sent_at", Float), Column("herald_id", String(41)),
+        Column("error", Text), sqlite_autoincrement=True)
+    earlier.create(engine)
+    with engine.begin() as connection:
+        connection.execute(earlier.insert(), [dict(
+            outbox_rows.new_row("board.card.created", '{"topic":"board.card.created",'
+                                '"title":"waiting","kind":"data","data":{"id":7,"title":"waiting"}}'),
+            batch="earlier.1")])
+    outbox.create_table(engine)
+    with Session(engine) as session:
+        session.add(Card(title="after"))
+        session.commit()
+    assert outbox.relay_once(engine) == 2
+    assert [e["data"]["title"] for e in stream(redis)] == ["waiting", "after"]
+    assert outbox.counts(engine) == {"pending": 0, "sent": 2, "refused": 0}
 
 
 def test_a_relay_that_dies_after_publishing_never_publishes_twice(engine, outbox, redis,
