@@ -14,8 +14,11 @@ Runs a redis-server and Herald (``python wsgi.py``), and for each database:
   costs transactions that overlap);
 - **latency**: commit-to-subscriber, over ``--count`` changes one every
   ``--gap`` ms: from just before the commit to a python-socketio client's
-  arrival, through the outbox (its relay woken by the commit) and, beside it,
-  through a direct ``publish`` right after the commit (the dual write);
+  arrival, through the outbox (its relay woken by the commit), through a
+  direct ``publish`` right after the commit (the dual write), and through a
+  relay no commit of its process wakes (``apart``: ``flask herald relay`` in
+  a process of its own; on PostgreSQL the commit's NOTIFY wakes it, on
+  SQLite it polls every second);
 - **outage**: a host app commits one change every 20 ms for 10 s, then Herald's
   web process is stopped for ``--outage`` seconds, then started again, 15 s
   more: commit latency in each phase, how long the backlog took to reach
@@ -39,6 +42,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from app.stream.keys import STREAM
 from herald_client import HeraldClient
+from herald_client.outbox_relay import Relay
 from herald_client.sqlalchemy import Outbox
 from tests.databases import postgres_server
 from tests.support import Listener, wait_until
@@ -141,9 +145,13 @@ def overlapping(engine, threads=4, each=50, work_ms=5.0):
 def latency(engine, outbox, server, client, redis, count, gap_ms):
     listener = Listener(server, server.token("bench", "bench-password"))
     results = {}
+    apart = None
     try:
         outbox.start(engine)
-        for path in ("outbox", "direct"):
+        for path in ("outbox", "direct", "apart"):
+            if path == "apart":  # a relay no commit of its process wakes (flask herald relay)
+                outbox.stop()
+                apart = Relay(client, engine, outbox.table, poll=1.0).start()
             started = {}
             for i in range(count):
                 title = f"{path} {i}"
@@ -159,6 +167,8 @@ def latency(engine, outbox, server, client, redis, count, gap_ms):
             results[path + "_ms"] = summary([(arrived[t] - s) * 1000 for t, s in started.items()])
     finally:
         outbox.stop()
+        if apart is not None:
+            apart.stop()
         listener.close()
     return results
 
@@ -258,7 +268,7 @@ def main():
             over = result["overlapping"]
             print(f"  4 overlapping writers (write, work 5 ms, commit): untracked "
                   f"{over['untracked_per_s']} transactions/s, tracked {over['tracked_per_s']}/s")
-        for path in ("outbox", "direct"):
+        for path in ("outbox", "direct", "apart"):
             figures = lat[path + "_ms"]
             print(f"  commit-to-subscriber via {path}: median {figures['median']:.1f} ms, "
                   f"p99 {figures['p99']:.1f} ms")

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 
-from . import outbox_rows
+from . import outbox_rows, outbox_wake
 from .errors import InvalidNotification, RateLimited
 
 log = logging.getLogger("herald_client.outbox")
@@ -120,6 +120,7 @@ class Relay:
         self.failures = 0        # failed rounds in a row
         self.shipped = 0         # rows published by this relay
         self.last_error = None   # what the last failed round said, None once one succeeds
+        self.listener = None     # PostgreSQL: woken by any process's commit (outbox_wake)
 
     def start(self):
         if self.thread is None or not self.thread.is_alive():
@@ -127,6 +128,9 @@ class Relay:
             self.thread = threading.Thread(target=self.run, name="herald-outbox-relay",
                                            daemon=True)
             self.thread.start()
+            if outbox_wake.supported(self.engine) and self.listener is None:
+                self.listener = outbox_wake.Listener(self.engine, self.table,
+                                                     self._wake.set).start()
         return self
 
     @property
@@ -144,6 +148,9 @@ class Relay:
         """Stop after the batch in hand (at most ``timeout`` seconds' wait)."""
         self._stop.set()
         self._wake.set()
+        if self.listener is not None:
+            self.listener.stop(timeout)
+            self.listener = None
         if self.thread is not None:
             self.thread.join(timeout)
 

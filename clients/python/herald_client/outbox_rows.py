@@ -135,7 +135,9 @@ def sequence(connection, table, ids=None):
     COMMIT (a transaction-level advisory lock, taken only when there are rows to
     number): a transaction holding it waits for nothing but its own commit, so it
     does not deadlock with one waiting for it, whatever rows either has locked. One
-    statement, one round trip; the CTEs make the lock come before ``nextval``. Only
+    statement, one round trip; the CTEs make the lock come before ``nextval``. It
+    also NOTIFYs the table's channel, delivered at the commit, which wakes relays in
+    other processes (herald_client/outbox_wake.py). Only
     the transaction's own rows, by primary key: no predicate over rows another
     transaction writes (SERIALIZABLE hosts). Elsewhere rows are numbered 0 (:func:`write`).
     """
@@ -143,13 +145,15 @@ def sequence(connection, table, ids=None):
         return connection.execute(update(table).where(table.c.seq.is_(None)).values(seq=0)).rowcount
     quote = connection.dialect.identifier_preparer.quote
     schema = f"{quote(table.schema)}." if table.schema else ""
-    parameters = {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}"}
+    parameters = {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}",
+                  "channel": table.fullname[:63]}  # outbox_wake.channel
     which = "seq IS NULL"
     if ids is not None:
         which, parameters["ids"] = "id = ANY(CAST(:ids AS bigint[]))", list(ids)
     return connection.execute(text(
         "WITH turn AS MATERIALIZED (SELECT pg_advisory_xact_lock(:key)), "
-        "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n FROM turn) "
+        "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n, "
+        "pg_notify(:channel, '') FROM turn) "
         f"UPDATE {schema}{quote(table.name)} SET seq = (SELECT n FROM place) WHERE {which}"),
         parameters).rowcount
 

@@ -3,11 +3,11 @@ Herald counts them, and an idempotency key Herald already holds for another body
 import math
 
 import pytest
-from sqlalchemy import ForeignKey, Integer, String
+from sqlalchemy import ForeignKey, Integer, String, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 from herald_client import outbox_rows
-from herald_client.outbox_relay import envelope_of
+from herald_client.outbox_relay import Relay, envelope_of
 from herald_client.sqlalchemy import Outbox, OutboxError
 from tests.integration.outbox.support import stream, tables
 from tests.support import wait_until
@@ -145,3 +145,34 @@ def test_a_refusal_already_handled_by_another_relay_is_not_undone(engine, outbox
     outbox_rows.refuse(engine, outbox.table, stale, 0, "the same refusal, late")  # a second
     assert outbox_rows.claim(engine, outbox.table) == fresh  # still that batch, no error set
     assert outbox.counts(engine)["refused"] == 0
+
+
+# ---- PostgreSQL: a relay in another process is woken by the commit (NOTIFY) ----------
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_relay_nothing_in_its_process_wakes_ships_a_commit_at_once(engine, outbox, redis,
+                                                                     client):
+    """As ``flask herald relay`` in a process of its own: this Relay polls once a minute
+    and no commit of its process wakes it, yet each commit is shipped within seconds,
+    woken by the NOTIFY the commit sent; its listener killed, it listens again."""
+    relay = Relay(client, engine, outbox.table, poll=60.0).start()
+    try:
+        wait_until(lambda: relay.listener.pid, timeout=10, message="the listener connected")
+        first_pid = relay.listener.pid
+        with Session(engine) as session:
+            session.add(Board(name="woken"))
+            session.commit()
+        wait_until(lambda: topics(redis) == [("edge.board.created", 1)], timeout=10,
+                   message="the commit shipped by the other relay")
+        with engine.connect() as connection:  # the listening backend dies
+            connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first_pid})
+        wait_until(lambda: relay.listener.connects == 2 and relay.listener.pid, timeout=15,
+                   message="the listener listening again")
+        with Session(engine) as session:
+            session.add(Board(name="woken again"))
+            session.commit()
+        wait_until(lambda: len(topics(redis)) == 2, timeout=10, message="the second commit")
+        assert relay.listener.pid != first_pid
+    finally:
+        relay.stop()
+    assert relay.thread is not None and not relay.thread.is_alive()

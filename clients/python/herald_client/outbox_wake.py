@@ -1,0 +1,107 @@
+"""Wake an outbox relay the moment any process commits outbox rows (PostgreSQL).
+
+A relay in the committing process is woken by the commit itself
+(herald_client/sqlalchemy.py). A relay in a process of its own (``flask
+herald relay``), or in another web process, would only see the rows at its
+next poll: up to ``poll`` seconds (1 s) late. On PostgreSQL the statement
+that numbers a commit's rows also sends ``NOTIFY <table name>``
+(outbox_rows.sequence), which PostgreSQL delivers when, and only if, the
+transaction commits; :class:`Listener` holds a connection of its own that
+LISTENs on that channel and calls ``wake`` for each notification.
+
+It is only a wake-up: the relay still polls, so a notification lost with the
+listener's connection delays rows by one poll at most. The connection is
+made anew (with a growing wait, up to 30 s) when it breaks. Drivers:
+psycopg 3 and psycopg2; with another driver, or another database, nothing
+is started and the relay polls.
+"""
+import logging
+import select
+import threading
+
+log = logging.getLogger("herald_client.outbox")
+WAIT = 0.5  # seconds a wait for a notification lasts before it checks for stop
+
+
+def channel(table):
+    """The notification channel of an outbox table: its (schema-qualified) name."""
+    return table.fullname[:63]  # PostgreSQL truncates identifiers to 63 bytes
+
+
+def supported(engine):
+    return engine.dialect.name == "postgresql" and engine.dialect.driver in ("psycopg", "psycopg2")
+
+
+class Listener:
+    """``LISTEN`` on an outbox table's channel in a daemon thread; ``wake()`` for each
+    notification, until :meth:`stop`. ``pid``: the listening backend's, once connected."""
+
+    def __init__(self, engine, table, wake):
+        self.engine, self.channel, self.wake = engine, channel(table), wake
+        self.pid = None
+        self.connects = 0  # connections made, the first included
+        self._stop = threading.Event()
+        self._connection = None
+        self.thread = threading.Thread(target=self.run, name="herald-outbox-listen", daemon=True)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self, timeout=5.0):
+        self._stop.set()
+        self.thread.join(timeout)
+
+    def run(self):
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._connect()
+                failures = 0
+                self.wake()  # rows committed while it was not listening
+                while not self._stop.is_set():
+                    if self._notified(WAIT):
+                        self.wake()
+            except Exception as exc:  # the database away, the backend killed: listen again
+                failures += 1
+                delay = min(30.0, 0.5 * 2 ** min(failures - 1, 6))
+                log.warning("outbox listener: %s; listening again in %.1f s (the relay polls "
+                            "meanwhile)", exc, delay)
+                self._stop.wait(delay)
+            finally:
+                self._close()
+
+    def _connect(self):
+        """A DBAPI connection of its own, in autocommit, listening: one the engine makes
+        (its connect arguments and events apply), detached from its pool for good."""
+        fairy = self._connection = self.engine.raw_connection()
+        fairy.detach()
+        connection = fairy.dbapi_connection
+        connection.autocommit = True
+        cursor = connection.cursor()
+        quoted = '"' + self.channel.replace('"', '""') + '"'
+        cursor.execute(f"LISTEN {quoted}")
+        cursor.execute("SELECT pg_backend_pid()")
+        self.pid = cursor.fetchone()[0]
+        cursor.close()
+        self.connects += 1
+
+    def _notified(self, timeout):
+        """Wait up to ``timeout`` seconds; True when a notification came."""
+        connection = self._connection.dbapi_connection
+        if self.engine.dialect.driver == "psycopg":
+            return bool(list(connection.notifies(timeout=timeout, stop_after=1)))
+        if not select.select([connection], [], [], timeout)[0]:  # psycopg2
+            return False
+        connection.poll()
+        came = bool(connection.notifies)
+        connection.notifies.clear()
+        return came
+
+    def _close(self):
+        connection, self._connection, self.pid = self._connection, None, None
+        if connection is not None:
+            try:
+                connection.close()
+            except Exception:  # already broken
+                pass
