@@ -49,6 +49,8 @@ from sqlalchemy import (
     update,
 )
 
+from . import outbox_wake
+
 BATCH_MOST = 100  # rows per publish: Herald's batch endpoint takes at most 100
 BATCH_BYTES = 56 * 1024  # and a request of at most 64 KiB: the envelopes' JSON, with room
 # The PostgreSQL advisory lock keys: commits of outbox rows, and relays claiming a batch.
@@ -146,7 +148,7 @@ def sequence(connection, table, ids=None):
     quote = connection.dialect.identifier_preparer.quote
     schema = f"{quote(table.schema)}." if table.schema else ""
     parameters = {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}",
-                  "channel": table.fullname[:63]}  # outbox_wake.channel
+                  "channel": outbox_wake.channel(table)}
     which = "seq IS NULL"
     if ids is not None:
         which, parameters["ids"] = "id = ANY(CAST(:ids AS bigint[]))", list(ids)

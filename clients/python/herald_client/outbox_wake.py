@@ -12,11 +12,13 @@ LISTENs on that channel and calls ``wake`` for each notification.
 It is only a wake-up: the relay still polls, so a notification lost with the
 listener's connection delays rows by one poll at most. The connection is
 made anew (with a growing wait, up to 30 s) when it breaks. Drivers:
-psycopg 3 and psycopg2; with another driver, or another database, nothing
-is started and the relay polls.
+psycopg 3.2 or newer, and psycopg2; with another driver, or another
+database, nothing is started and the relay polls. Under gevent, patch
+before psycopg is imported (its waits are then cooperative); behind
+PgBouncer in transaction pooling LISTEN hears nothing, and the relay polls.
 """
 import logging
-import select
+import selectors
 import threading
 
 log = logging.getLogger("herald_client.outbox")
@@ -24,12 +26,22 @@ WAIT = 0.5  # seconds a wait for a notification lasts before it checks for stop
 
 
 def channel(table):
-    """The notification channel of an outbox table: its (schema-qualified) name."""
-    return table.fullname[:63]  # PostgreSQL truncates identifiers to 63 bytes
+    """The notification channel of an outbox table: its (schema-qualified) name, cut to
+    PostgreSQL's 63 bytes on a character boundary (pg_notify refuses a longer one)."""
+    return table.fullname.encode()[:63].decode(errors="ignore")
 
 
 def supported(engine):
-    return engine.dialect.name == "postgresql" and engine.dialect.driver in ("psycopg", "psycopg2")
+    """Whether a relay on ``engine`` can listen: PostgreSQL, with psycopg2, or psycopg
+    3.2 or newer (``notifies(timeout=...)``)."""
+    if engine.dialect.name != "postgresql":
+        return False
+    if engine.dialect.driver == "psycopg2":
+        return True
+    if engine.dialect.driver != "psycopg":
+        return False
+    version = getattr(engine.dialect.loaded_dbapi, "__version__", "0")
+    return tuple(int(part) for part in version.split(".")[:2] if part.isdigit()) >= (3, 2)
 
 
 class Listener:
@@ -40,6 +52,7 @@ class Listener:
         self.engine, self.channel, self.wake = engine, channel(table), wake
         self.pid = None
         self.connects = 0  # connections made, the first included
+        self.notified = 0  # notifications heard
         self._stop = threading.Event()
         self._connection = None
         self.thread = threading.Thread(target=self.run, name="herald-outbox-listen", daemon=True)
@@ -57,11 +70,12 @@ class Listener:
         while not self._stop.is_set():
             try:
                 self._connect()
-                failures = 0
                 self.wake()  # rows committed while it was not listening
                 while not self._stop.is_set():
                     if self._notified(WAIT):
+                        self.notified += 1
                         self.wake()
+                    failures = 0  # a whole wait went well: the next failure waits little
             except Exception as exc:  # the database away, the backend killed: listen again
                 failures += 1
                 delay = min(30.0, 0.5 * 2 ** min(failures - 1, 6))
@@ -74,9 +88,10 @@ class Listener:
     def _connect(self):
         """A DBAPI connection of its own, in autocommit, listening: one the engine makes
         (its connect arguments and events apply), detached from its pool for good."""
-        fairy = self._connection = self.engine.raw_connection()
+        fairy = self.engine.raw_connection()
         fairy.detach()
-        connection = fairy.dbapi_connection
+        connection = self._connection = fairy.dbapi_connection
+        connection.rollback()  # a connect event's statement may have begun a transaction
         connection.autocommit = True
         cursor = connection.cursor()
         quoted = '"' + self.channel.replace('"', '""') + '"'
@@ -88,11 +103,13 @@ class Listener:
 
     def _notified(self, timeout):
         """Wait up to ``timeout`` seconds; True when a notification came."""
-        connection = self._connection.dbapi_connection
+        connection = self._connection
         if self.engine.dialect.driver == "psycopg":
             return bool(list(connection.notifies(timeout=timeout, stop_after=1)))
-        if not select.select([connection], [], [], timeout)[0]:  # psycopg2
-            return False
+        with selectors.DefaultSelector() as selector:  # psycopg2 (poll: no 1,024-fd limit)
+            selector.register(connection, selectors.EVENT_READ)
+            if not selector.select(timeout):
+                return False
         connection.poll()
         came = bool(connection.notifies)
         connection.notifies.clear()

@@ -168,9 +168,12 @@ def test_a_relay_nothing_in_its_process_wakes_ships_a_commit_at_once(engine, out
             connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first_pid})
         wait_until(lambda: relay.listener.connects == 2 and relay.listener.pid, timeout=15,
                    message="the listener listening again")
+        heard = relay.listener.notified
         with Session(engine) as session:
             session.add(Board(name="woken again"))
             session.commit()
+        wait_until(lambda: relay.listener.notified > heard, timeout=10,
+                   message="the second commit's NOTIFY heard on the new connection")
         wait_until(lambda: len(topics(redis)) == 2, timeout=10, message="the second commit")
         assert relay.listener.pid != first_pid
     finally:
