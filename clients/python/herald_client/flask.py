@@ -238,8 +238,8 @@ def _commands(herald):
     @group.command("relay")
     @click.option("--once", is_flag=True, help="Ship what is pending, say how many, and exit.")
     @click.option("--poll", default=1.0, show_default=True,
-                  help="Seconds between looks for committed rows (on PostgreSQL each "
-                       "commit also wakes it at once).")
+                  help="Seconds between looks for committed rows (on PostgreSQL and "
+                       "SQLite each commit also wakes it at once).")
     def relay(once, poll):
         """Ship the outbox's committed rows to Herald, in order, until stopped."""
         if herald.outbox is None:
@@ -256,7 +256,7 @@ def _commands(herald):
         for name in ("SIGINT", "SIGTERM"):
             signal.signal(getattr(signal, name), lambda *_: done.set())
         herald.outbox.start(engine)
-        woken = "any process commits" if outbox_wake.supported(engine) else "this process commits"
+        woken = "any process commits" if outbox_wake.watcher(engine) else "this process commits"
         click.echo(f"herald relay: shipping {herald.outbox.table.name} every {poll} s "
                    f"(and at once when {woken}); Ctrl+C stops")
         done.wait()

@@ -120,7 +120,7 @@ class Relay:
         self.failures = 0        # failed rounds in a row
         self.shipped = 0         # rows published by this relay
         self.last_error = None   # what the last failed round said, None once one succeeds
-        self.listener = None     # PostgreSQL: woken by any process's commit (outbox_wake)
+        self.listener = None     # woken by any process's commit (outbox_wake), where it can
 
     def start(self):
         if self.thread is None or not self.thread.is_alive():
@@ -128,9 +128,9 @@ class Relay:
             self.thread = threading.Thread(target=self.run, name="herald-outbox-relay",
                                            daemon=True)
             self.thread.start()
-            if outbox_wake.supported(self.engine) and self.listener is None:
-                self.listener = outbox_wake.Listener(self.engine, self.table,
-                                                     self._wake.set).start()
+            watcher = outbox_wake.watcher(self.engine)
+            if watcher is not None and self.listener is None:
+                self.listener = watcher(self.engine, self.table, self._wake.set).start()
         return self
 
     @property

@@ -1,4 +1,4 @@
-"""Wake an outbox relay the moment any process commits outbox rows (PostgreSQL).
+"""Wake an outbox relay the moment any process commits outbox rows.
 
 A relay in the committing process is woken by the commit itself
 (herald_client/sqlalchemy.py). A relay in a process of its own (``flask
@@ -7,7 +7,10 @@ next poll: up to ``poll`` seconds (1 s) late. On PostgreSQL the statement
 that numbers a commit's rows also sends ``NOTIFY <table name>``
 (outbox_rows.sequence), which PostgreSQL delivers when, and only if, the
 transaction commits; :class:`Listener` holds a connection of its own that
-LISTENs on that channel and calls ``wake`` for each notification.
+LISTENs on that channel and calls ``wake`` for each notification. SQLite has
+no NOTIFY: :class:`SqliteWatch` reads ``PRAGMA data_version`` on a
+connection of its own every LOOK_EVERY seconds, which changes whenever
+another connection commits.
 
 It is only a wake-up: the relay still polls, so a notification lost with the
 listener's connection delays rows by one poll at most. The connection is
@@ -20,9 +23,11 @@ PgBouncer in transaction pooling LISTEN hears nothing, and the relay polls.
 import logging
 import selectors
 import threading
+import time
 
 log = logging.getLogger("herald_client.outbox")
 WAIT = 0.5  # seconds a wait for a notification lasts before it checks for stop
+LOOK_EVERY = 0.05  # seconds between SQLite's data_version reads
 
 
 def channel(table):
@@ -31,8 +36,18 @@ def channel(table):
     return table.fullname.encode()[:63].decode(errors="ignore")
 
 
+def watcher(engine):
+    """The class that wakes a relay on ``engine`` (:class:`Listener`, :class:`SqliteWatch`),
+    or None where the relay only polls."""
+    if supported(engine):
+        return Listener
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        return SqliteWatch
+    return None
+
+
 def supported(engine):
-    """Whether a relay on ``engine`` can listen: PostgreSQL, with psycopg2, or psycopg
+    """Whether a relay on ``engine`` can LISTEN: PostgreSQL, with psycopg2, or psycopg
     3.2 or newer (``notifies(timeout=...)``)."""
     if engine.dialect.name != "postgresql":
         return False
@@ -122,3 +137,36 @@ class Listener:
                 connection.close()
             except Exception:  # already broken
                 pass
+
+
+class SqliteWatch(Listener):
+    """A wake-up on SQLite, which has no NOTIFY: a connection of its own reads ``PRAGMA
+    data_version`` every LOOK_EVERY seconds; it changes when another connection commits
+    (to any table: the relay then finds the rows, or nothing, with one SELECT)."""
+
+    def _connect(self):
+        fairy = self.engine.raw_connection()
+        fairy.detach()
+        self._connection = fairy.dbapi_connection
+        self._version = self._data_version()
+        self.connects += 1
+
+    def _data_version(self):
+        cursor = self._connection.cursor()
+        try:
+            cursor.execute("PRAGMA data_version")
+            return cursor.fetchone()[0]
+        finally:
+            cursor.close()
+
+    def _notified(self, timeout):
+        deadline = time.monotonic() + timeout
+        while not self._stop.is_set():
+            version = self._data_version()
+            if version != self._version:
+                self._version = version
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            self._stop.wait(LOOK_EVERY)
+        return False

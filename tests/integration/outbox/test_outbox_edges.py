@@ -179,3 +179,25 @@ def test_a_relay_nothing_in_its_process_wakes_ships_a_commit_at_once(engine, out
     finally:
         relay.stop()
     assert relay.thread is not None and not relay.thread.is_alive()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_on_sqlite_a_relay_nothing_in_its_process_wakes_sees_a_commit_at_once(
+        engine, outbox, redis, client):
+    """SQLite has no NOTIFY: the relay's watch reads PRAGMA data_version, which another
+    connection's commit changes. The relay polls once a minute; each commit after the
+    first (which its first round may have shipped) is shipped within seconds."""
+    relay = Relay(client, engine, outbox.table, poll=60.0).start()
+    try:
+        wait_until(lambda: relay.listener.connects == 1, timeout=10, message="the watch")
+        for count, name in enumerate(("first", "second", "third"), start=1):
+            with Session(engine) as session:
+                session.add(Board(name=name))
+                session.commit()
+            wait_until(lambda count=count: len(topics(redis)) == count, timeout=10,
+                       message=f"commit {count} shipped")
+        watch = relay.listener
+        assert watch.notified >= 2
+    finally:
+        relay.stop()
+    assert not watch.thread.is_alive() and not relay.thread.is_alive()
