@@ -13,11 +13,11 @@ away, loses the change for everyone watching; a publish before a commit that
 then rolls back shows a change that never happened. Here a flush that
 inserts, updates or deletes a tracked object writes one row per change into
 the ``herald_outbox`` table, in the same transaction: a rollback leaves no
-row, a commit keeps them all, numbered in commit order by its last statement
-(outbox_rows.sequence; on PostgreSQL commits take turns only for that
-statement and their COMMIT, so a transaction holding the turn waits for no
-row lock and cannot deadlock). The relay publishes committed rows in commit
-order, ``<prefix>.created|updated|deleted`` with ``kind: "data"`` and
+row, a commit keeps them all, in commit order: on PostgreSQL the commit's
+last statement numbers them (outbox_rows.sequence; commits take turns only
+for that statement and their COMMIT, so a transaction holding the turn
+waits for no row lock), and SQLite's ids are commit order already. The
+relay publishes committed rows in commit order, ``<prefix>.created|updated|deleted`` with ``kind: "data"`` and
 ``data`` the record (its ``id``, and a ``version`` that rises with every
 change of it), each batch under an idempotency key made from its rows: a
 relay that dies after publishing and before marking them sent never
@@ -28,8 +28,9 @@ wait; commits do not (nothing of Herald is on the commit's path).
 
 ``version``: the data's own when it has one (``data`` returning it, or the
 mapper's ``version_id_col``), else the outbox row's id, which rises with
-every change of the record in commit order. :meth:`Outbox.cursor` is the Herald id a page
-renders with its records, for ``Herald.sync(..., {since: cursor})``: every
+every change of the record in commit order (its row lock holds a second
+writer until the first commits). :meth:`Outbox.cursor` is the Herald id a
+page renders with its records, for ``Herald.sync(..., {since: cursor})``: every
 change the page's data misses is published after it.
 """
 import datetime
