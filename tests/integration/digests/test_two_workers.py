@@ -72,7 +72,13 @@ def test_a_worker_killed_mid_window_loses_nothing_and_doubles_nothing(redis_serv
         # The doomed one stops dead right after reading a batch it never collects: it is
         # paused, the batch is read under its name (as its XREADGROUP would have), and it
         # is SIGKILLed. Its pending entries are what a real crash there leaves behind.
+        # The survivor is paused meanwhile too, and both reads they had waiting in Redis
+        # must have ended (500 ms): Redis hands a new entry to a waiting read at once, so
+        # the batch would otherwise go to whichever worker was waiting, not to this read.
         doomed.pause()
+        survivor.pause()
+        wait_until(lambda: not any("b" in client["flags"] for client in redis.client_list()),
+                   timeout=10, message="no worker's read still waiting in Redis")
         held = []
 
         def doomed_holds_entries():
@@ -82,6 +88,7 @@ def test_a_worker_killed_mid_window_loses_nothing_and_doubles_nothing(redis_serv
             return held
         wait_until(doomed_holds_entries, timeout=10, message="entries held by the doomed worker")
         doomed.kill()
+        survivor.resume()
         assert time.time() < due, "the test was too slow to kill the worker mid-window"
         publish(10)  # while the survivor works alone
         wait_until(lambda: redis.xpending(STREAM, GROUP)["pending"] == 0, timeout=30,

@@ -51,6 +51,9 @@ class WorkerProcess:
     def pause(self):
         self.process.send_signal(signal.SIGSTOP)
 
+    def resume(self):
+        self.process.send_signal(signal.SIGCONT)
+
     def kill(self):
         """SIGKILL, as a crash or a lost host would."""
         self.process.kill()
