@@ -133,6 +133,8 @@ def test_private_notifications_reach_their_user_only(live_server, tokens_of, cli
     for_ann = live_server.publish(api_key, topic="billing.invoice", title="yours", user="ann")
     for_ben = live_server.publish(api_key, topic="billing.invoice", title="yours", user="ben")
     public = live_server.publish(api_key, topic="billing.rates", title="everyone")
+    # Delivered before the unsubscribe (rooms count as they are at fan-out).
+    wait_until(lambda: public in ann.ids(), message="the public one, before the unsubscribe")
     # A private one also reaches a user subscribed to nothing.
     ann.call("unsubscribe", {"topics": ["*"]})
     also_ann = live_server.publish(api_key, topic="other", title="still yours", user="ann")
