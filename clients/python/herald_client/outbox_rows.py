@@ -145,9 +145,7 @@ def sequence(connection, table, ids=None):
     """
     if connection.dialect.name != "postgresql":
         return connection.execute(update(table).where(table.c.seq.is_(None)).values(seq=0)).rowcount
-    quote = connection.dialect.identifier_preparer.quote
-    schema = f"{quote(table.schema)}." if table.schema else ""
-    parameters = {"key": WRITERS_LOCK, "seq": f"{schema}{quote(table.name + '_seq')}",
+    parameters = {"key": WRITERS_LOCK, "seq": _qualified(connection, table, "_seq"),
                   "channel": outbox_wake.channel(table)}
     which = "seq IS NULL"
     if ids is not None:
@@ -156,8 +154,14 @@ def sequence(connection, table, ids=None):
         "WITH turn AS MATERIALIZED (SELECT pg_advisory_xact_lock(:key)), "
         "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n, "
         "pg_notify(:channel, '') FROM turn) "
-        f"UPDATE {schema}{quote(table.name)} SET seq = (SELECT n FROM place) WHERE {which}"),
+        f"UPDATE {_qualified(connection, table)} SET seq = (SELECT n FROM place) WHERE {which}"),
         parameters).rowcount
+
+
+def _qualified(connection, table, suffix=""):
+    """``table``'s name (with ``suffix``: its sequence's), quoted, with its schema."""
+    quote = connection.dialect.identifier_preparer.quote
+    return (f"{quote(table.schema)}." if table.schema else "") + quote(table.name + suffix)
 
 
 def adopt(engine, table):
@@ -179,9 +183,7 @@ def upgrade(connection, table):
     if "seq" in {column["name"] for column in
                  inspect(connection).get_columns(table.name, schema=table.schema)}:
         return False
-    quote = connection.dialect.identifier_preparer.quote
-    name = (f"{quote(table.schema)}." if table.schema else "") + quote(table.name)
-    connection.execute(text(f"ALTER TABLE {name} ADD COLUMN seq BIGINT"))
+    connection.execute(text(f"ALTER TABLE {_qualified(connection, table)} ADD COLUMN seq BIGINT"))
     for index in table.indexes:
         if [column.name for column in index.columns] == ["seq"]:
             index.create(connection)
