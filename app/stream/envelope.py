@@ -31,13 +31,13 @@ MAX_TITLE_CHARS = 200
 MAX_BODY_CHARS = 4000
 MAX_CORRELATION_CHARS = 128
 MAX_ORIGIN_CHARS = 64
+MAX_USER_CHARS = 255
 
 SEVERITIES = ("info", "success", "warning", "error", "critical")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 WILDCARD = "*"
 
 TOPIC_RE = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
-USERNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
 ORIGIN_RE = re.compile(r"[0-9a-fA-F]+\Z")
 STREAM_ID_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}\Z")  # ASCII digits: \d takes any script's
 STREAM_ID_PART_MAX = 2**64 - 1  # each half of a Redis stream id is an unsigned 64-bit number
@@ -51,7 +51,10 @@ KINDS = ("alert", "data")
 KNOWN = FIELDS + ("kind",)  # kind is not copied like the others: see validate
 # A data event's stored JSON starts with this (see validate): readers tell it on raw bytes.
 DATA_PREFIX = b'{"kind":"data"'
-USERNAME_RULE = "must be 1-64 characters of letters, digits, '_', '.' or '-'"
+# What addresses a user's private notifications (an envelope's ``user``, a host-app
+# token's ``sub``): the host app's own id of its user, any text (check_user_id).
+USER_ID_RULE = (f"must be a string of 1-{MAX_USER_CHARS} characters: the user's id "
+                "(any text, e.g. the host app's primary key)")
 
 
 def _text(envelope, field, max_chars, control_re, required):
@@ -126,8 +129,8 @@ def validate(envelope):
             raise EnvelopeError("data", f"must be at most {MAX_DATA_BYTES} bytes encoded")
 
     user = envelope.get("user")
-    if user is not None and not (isinstance(user, str) and USERNAME_RE.match(user)):
-        raise EnvelopeError("user", USERNAME_RULE)
+    if user is not None:
+        check_user_id(user)
 
     origin = envelope.get("origin")
     if origin is not None and not (
@@ -146,6 +149,24 @@ def validate(envelope):
         clean = {"kind": "data", **clean}  # first: see DATA_PREFIX
     clean["severity"] = severity
     return clean
+
+
+def check_user_id(value, field="user"):
+    """Raise EnvelopeError unless ``value`` is a user id: any valid Unicode string of
+    1-255 characters, control characters and all.
+
+    A user id is opaque to Herald: the host app's id of its user (``42``,
+    ``user:42``, ``alice@example.com``, a UUID, ``Zoë Müller``), compared
+    exactly (no case folding, no Unicode normalisation). Herald's own account
+    names are stricter (app/users/accounts.py), and are user ids too.
+
+        >>> check_user_id("user:42")
+        'user:42'
+    """
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_USER_CHARS:
+        raise EnvelopeError(field, USER_ID_RULE)
+    check_unicode(field, value)
+    return value
 
 
 def encode(envelope, ts):

@@ -10,6 +10,7 @@ SHA-256 is stored, in ``herald:apikey:<sha256>`` -> name and
 ``herald:apikeys:created``. Revoking a key deletes all three.
 """
 import hashlib
+import re
 import secrets
 import time
 
@@ -17,7 +18,6 @@ import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.stream import control, history
-from app.stream.envelope import USERNAME_RE, USERNAME_RULE
 from app.stream.keys import BORN, CONTROL
 
 USERS = "herald:users"
@@ -25,6 +25,12 @@ API_KEYS = "herald:apikeys"
 API_KEYS_CREATED = "herald:apikeys:created"
 API_KEY_RECORD = "herald:apikey:"  # + an API key's SHA-256 -> its name
 MIN_PASSWORD = 8
+# Herald's own account (and API key) names: stricter than the user ids that address
+# private notifications (app.stream.envelope.check_user_id: any text), which a host
+# app's token may carry. Every account name is a user id; not every user id can be
+# an account name (it never reaches these keys).
+USERNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
+USERNAME_RULE = "must be 1-64 characters of letters, digits, '_', '.' or '-'"
 API_KEY_PREFIX = "hk_"
 
 

@@ -4,7 +4,9 @@ A Flask app that adopts Herald keeps its own users. It signs a short-lived
 JWT for the signed-in user and hands it to the page; Herald accepts it
 wherever it accepts one of its own tokens. Claims:
 
-- ``sub``: the user (the name that private notifications address);
+- ``sub``: the user: the host app's own, stable id of them (any string of
+  1-255 characters, e.g. its primary key; never a name the user may change),
+  which private notifications address (``user``);
 - ``exp``: required, a token without it is refused, and so is one whose
   ``exp`` is more than ``JWT_MAX_TTL`` seconds away; a connection or event
   stream opened with the token ends when it expires;
@@ -28,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt.utils import base64url_decode
 
-from app.stream.envelope import USERNAME_RE, USERNAME_RULE, EnvelopeError, check_topic_list
+from app.stream.envelope import USER_ID_RULE, EnvelopeError, check_topic_list, check_user_id
 from app.web.auth.tokens import TokenError
 
 MIN_SECRET_BYTES = 32  # RFC 7518 3.2: an HS256 key of at least 256 bits
@@ -152,6 +154,8 @@ class HostTokens:
             raise TokenError(f"token audience is not {self.audience!r} (JWT_AUDIENCE)") from None
         except jwt.InvalidIssuerError:
             raise TokenError(f"token issuer is not {self.issuer!r} (JWT_ISSUER)") from None
+        except jwt.exceptions.InvalidSubjectError:  # PyJWT's own check: 'sub' is not a string
+            raise TokenError(f"token's 'sub' claim: {USER_ID_RULE}") from None
         except jwt.ImmatureSignatureError:
             raise TokenError("token is not valid yet (its 'nbf' or 'iat' is in the future)") from None
         except (jwt.PyJWTError, ValueError, TypeError) as exc:  # every other refusal, named
@@ -182,10 +186,11 @@ def _check_types(claims):
 
 
 def _subject(claims):
-    name = claims["sub"]
-    if not isinstance(name, str) or not USERNAME_RE.match(name):
-        raise TokenError(f"token's 'sub' {USERNAME_RULE}")
-    return name
+    """The user the token speaks for: its ``sub``, a user id (envelope.check_user_id)."""
+    try:
+        return check_user_id(claims["sub"], "token's 'sub' claim")
+    except EnvelopeError as exc:
+        raise TokenError(str(exc)) from None
 
 
 def _topics(claims):
