@@ -5,7 +5,8 @@ Both are the user's, shared by all their tabs and kept in Redis:
 - ``herald:archived:<user>``: archived ids (zero-padded, scored by when);
   an archived notification leaves the feed and is kept under "Archived";
 - ``herald:snoozed:<user>``: snoozed ids, scored by the time (ms) they come
-  back; ``herald:snoozes`` holds the same as ``user<TAB>id`` for everyone,
+  back; ``herald:snoozes`` holds the same as ``user<TAB>id`` for everyone (a
+  user id may hold tabs, an id never does: read from the last tab),
   which every web process's waker watches (:func:`wake_due`): at that time
   the notification comes back, unread, in every tab, even after a restart.
 
@@ -83,10 +84,21 @@ def keys_of(user):
 
 def forget_snoozes(client, user):
     """Take ``user``'s snoozes out of the shared schedule, so none wakes for them."""
-    prefix = f"{user}\t".encode()
-    mine = [m for m, _score in client.zscan_iter(SNOOZES) if m.startswith(prefix)]
+    mine = [m for m, _score in client.zscan_iter(SNOOZES) if _parse_member(m)[0] == user]
     if mine:
         client.zrem(SNOOZES, *mine)
+
+
+def _member(user, entry_id):
+    """``user``'s snooze of ``entry_id`` in SNOOZES: ``user<TAB>id``."""
+    return f"{user}\t{entry_id}"
+
+
+def _parse_member(member):
+    """``(user, id)`` of a SNOOZES member. A user id may hold tabs (it is any text),
+    an entry id never does: the id is what follows the *last* tab."""
+    user, _, entry_id = member.decode().rpartition("\t")
+    return user, entry_id
 
 
 def _announce(pipe, user, change):
@@ -166,7 +178,7 @@ def snooze(client, user, entry_id, until_ms):
     change = {"snoozed": {i: until_ms for i in ids}}
     with client.pipeline() as pipe:
         pipe.zadd(_snoozed(user), {pad(i): until_ms for i in ids})
-        pipe.zadd(SNOOZES, {f"{user}\t{i}": until_ms for i in ids})
+        pipe.zadd(SNOOZES, {_member(user, i): until_ms for i in ids})
         _announce(pipe, user, change)
         pipe.execute()
     return change
@@ -179,7 +191,7 @@ def unsnooze(client, user, entry_id):
     change = {"unsnoozed": ids}
     with client.pipeline() as pipe:
         pipe.zrem(_snoozed(user), *[pad(i) for i in ids])
-        pipe.zrem(SNOOZES, *[f"{user}\t{i}" for i in ids])
+        pipe.zrem(SNOOZES, *[_member(user, i) for i in ids])
         _announce(pipe, user, change)
         pipe.execute()
     return change
@@ -212,7 +224,7 @@ def wake_due(client, now_ms=None, most=100):
     for member in client.zrangebyscore(SNOOZES, "-inf", now_ms, start=0, num=most):
         if not client.eval(CLAIM, 1, SNOOZES, now_ms, claim_until, member):
             continue  # another process took it
-        user, _, entry_id = member.decode().partition("\t")
+        user, entry_id = _parse_member(member)
         with client.pipeline() as pipe:
             pipe.zrem(_snoozed(user), pad(entry_id))
             _announce(pipe, user, {"unsnoozed": [entry_id], "woke": [entry_id]})

@@ -109,6 +109,25 @@ def test_snoozing_again_moves_the_time(redis):
     assert archive_and_snooze.wake_due(redis, now_ms=second) == [("ann", "3-0")]
 
 
+def test_a_user_id_holding_a_tab_wakes_its_own_snooze(redis):
+    """The shared schedule keeps ``user<TAB>id``: a user id may hold a tab (any string),
+    an entry id never does, so the id is what follows the last tab."""
+    for user in ("ann\t5-0", "ann", "user:42\t"):
+        archive_and_snooze.snooze(redis, user, "3-0", later(1000))
+    woken = archive_and_snooze.wake_due(redis, now_ms=later(60_000))
+    assert sorted(woken) == [("ann", "3-0"), ("ann\t5-0", "3-0"), ("user:42\t", "3-0")]
+    for user in ("ann\t5-0", "ann", "user:42\t"):
+        assert archive_and_snooze.get(redis, user)["snoozed"] == {}
+        assert not read_state.is_read(read_state.get(redis, user), "3-0")
+
+
+def test_forgetting_a_users_snoozes_leaves_those_of_ids_it_begins(redis):
+    archive_and_snooze.snooze(redis, "ann", "3-0", later())
+    archive_and_snooze.snooze(redis, "ann\tx", "4-0", later())
+    archive_and_snooze.forget_snoozes(redis, "ann")
+    assert redis.zrange(archive_and_snooze.SNOOZES, 0, -1) == [b"ann\tx\t4-0"]
+
+
 def test_the_archive_keeps_the_newest_ids_archived(redis, monkeypatch):
     monkeypatch.setattr(archive_and_snooze, "MAX_KEPT", 3)
     for entry_id in ("1-0", "2-0", "3-0", "4-0", "5-0"):
