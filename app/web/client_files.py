@@ -1,11 +1,14 @@
 """``/client/*``: Herald's browser client, for pages on Herald's origin and on others.
 
-``/client/herald.js`` is the client library (clients/js/herald.js) and
-``/client/socket.io.js`` the socket.io-client it needs, from node_modules.
-Both are public code, like a CDN's: any page may load them, so they go out
-with ``Cross-Origin-Resource-Policy: cross-origin`` (every other response of
-Herald's is ``same-origin``) and ``Access-Control-Allow-Origin: *``, which
-also lets a page load them with ``crossorigin`` (subresource integrity).
+``/client/herald.js`` is the client library (clients/js/herald.js),
+``/client/socket.io.js`` the socket.io-client it needs, and
+``/client/idiomorph.js`` the Idiomorph it morphs a page with when the page
+refreshes from a stream (herald.js loads it when first needed); the last two
+from node_modules. All are public code, like a CDN's: any page may load them,
+so they go out with ``Cross-Origin-Resource-Policy: cross-origin`` (every
+other response of Herald's is ``same-origin``) and
+``Access-Control-Allow-Origin: *``, which also lets a page load them with
+``crossorigin`` (subresource integrity).
 
 Cross-origin API calls (the client's REST reads with a bearer token) are
 allowed, with flask-cors, for ``SOCKETIO_ORIGINS`` only, never with
@@ -22,6 +25,7 @@ bp = Blueprint("client", __name__)
 FILES = {
     "herald.js": (ROOT / "clients" / "js", "herald.js"),
     "socket.io.js": (ROOT / "node_modules" / "socket.io-client" / "dist", "socket.io.min.js"),
+    "idiomorph.js": (ROOT / "node_modules" / "idiomorph" / "dist", "idiomorph.min.js"),
 }
 MAX_AGE = 300  # seconds; revalidated by ETag after that
 # The API a page on another origin uses: its user's feed, read state and stream.

@@ -8,12 +8,13 @@ OTHER = "http://board.example:5001"
 
 
 @pytest.mark.parametrize("name, marker", [("herald.js", b"Herald.connect"),
-                                          ("socket.io.js", b"socket.io")])
+                                          ("socket.io.js", b"socket.io"),
+                                          ("idiomorph.js", b"var Idiomorph=")])
 def test_the_client_is_served_for_pages_on_any_origin(client, name, marker):
     reply = client.get(f"/client/{name}")
     assert reply.status_code == 200 and marker in reply.data
     assert reply.mimetype == "text/javascript"
-    # Every other Herald response is same-origin; these two are public code.
+    # Every other Herald response is same-origin; these are public code.
     assert reply.headers["Cross-Origin-Resource-Policy"] == "cross-origin"
     assert reply.headers["Access-Control-Allow-Origin"] == "*"
     assert "max-age=300" in reply.headers["Cache-Control"]
