@@ -153,7 +153,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                     self.emit(event, payload, to=sid)
                 self.server.sleep(0)  # the relay and the other replays get their turn
         except UNAVAILABLE:
-            log.warning("replay for %s stopped: Redis is unreachable; disconnecting it", name)
+            log.warning("replay for %r stopped: Redis is unreachable; disconnecting it", name)
             self.disconnect(sid)
         finally:
             if turn is not None:
@@ -212,7 +212,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
 
     def _expired(self, sid):
         if sid in self.users:  # still open: its token ran out
-            log.info("disconnecting %s: its token expired", self.users[sid])
+            log.info("disconnecting %r: its token expired", self.users[sid])
             self.disconnect(sid)
 
     def disconnect_user(self, user):

@@ -56,7 +56,7 @@ class Subscribing:
         except subscriptions.SubscriptionError as exc:
             return {"ok": False, "error": str(exc)}
         except UNAVAILABLE:
-            log.warning("subscription change for %s failed: Redis is unreachable", user)
+            log.warning("subscription change for %r failed: Redis is unreachable", user)
             return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
         # Apply here before acking; other processes follow via herald:control.
         if changed:

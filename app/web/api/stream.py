@@ -193,7 +193,7 @@ def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
             left = heartbeat if expires is None else expires - time.time()
             if left <= 0:
                 yield event(b"expired", {"message": EXPIRED})
-                log.info("stream of %s ended: its token expired", opened.user)
+                log.info("stream of %r ended: its token expired", opened.user)
                 return
             # Idle: the fan-out loop writes to this stream itself (streams.py)
             # until something is queued, which wakes this greenlet.
@@ -219,10 +219,10 @@ def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
             if chunk:
                 yield b"".join(chunk)
             if item is END:
-                log.info("stream of %s ended: %s", opened.user, opened.ended)
+                log.info("stream of %r ended: %s", opened.user, opened.ended)
                 return
     except UNAVAILABLE:
-        log.warning("stream of %s ended: Redis is unreachable", opened.user)
+        log.warning("stream of %r ended: Redis is unreachable", opened.user)
     finally:
         if turn is not None:
             turn.done()

@@ -23,15 +23,15 @@ TTL = 3  # seconds the short tokens here live
 @pytest.fixture(scope="module")
 def server(redis_server, tmp_path_factory):
     live = LiveServer(redis_server.url, tmp_path_factory.mktemp("web"), JWT_SECRET=SECRET,
-                      JWT_LEEWAY="0", SSE_HEARTBEAT="1")
+                      JWT_LEEWAY="0", SSE_HEARTBEAT="1", LOG_FORMAT="text")
     live.start()
     yield live
     live.stop()
 
 
-def short_token():
-    """A JWT for carol that expires TTL s from now, and its expiry in ms."""
-    token = host_token("carol", ttl=TTL)
+def short_token(sub="carol"):
+    """A JWT for ``sub`` that expires TTL s from now, and its expiry in ms."""
+    token = host_token(sub, ttl=TTL)
     return token, jwt.decode(token, options={"verify_signature": False})["exp"] * 1000
 
 
@@ -145,8 +145,35 @@ def test_a_connection_on_a_herald_token_ends_when_the_token_expires(redis_server
         listener.sio.on("disconnect", lambda *reason: ended.set(), namespace=NAMESPACE)
         assert ended.wait(TTL + 10), "the connection outlived its token"
         assert time.time() >= issued + TTL - 1  # itsdangerous stamps whole seconds
-        assert "disconnecting dora: its token expired" in live.log_path.read_text()
+        assert "disconnecting 'dora': its token expired" in live.log_path.read_text()
     finally:
         if listener is not None:
             listener.close()
         live.stop()
+
+
+FORGED = "2030-01-01 00:00:00,000 WARNING herald.audit: admin signed in"
+
+
+def test_a_user_id_holding_a_newline_forges_no_log_line(server):
+    """A user id is any string (docs/contract.md): the lines Herald logs about a user
+    (here: their connection and event stream ended as the token expired) quote it,
+    so that a newline in it cannot start a line of its own (LOG_FORMAT=text)."""
+    sub = "mallory\n" + FORGED
+    token, _expiry = short_token(sub)
+    listener = Listener(server, token)
+    ended = threading.Event()
+    listener.sio.on("disconnect", lambda *reason: ended.set(), namespace=NAMESPACE)
+    stream = EventStream(server, token)
+    try:
+        assert stream.events_until("expired", most=1000)[-1][0] == "expired"
+        assert ended.wait(TTL + 10), "the connection outlived its token"
+    finally:
+        stream.close()
+        listener.close()
+    quoted = repr(sub)
+    wait_until(lambda: f"disconnecting {quoted}: its token expired" in server.log_path.read_text()
+               and f"stream of {quoted} ended: its token expired" in server.log_path.read_text(),
+               message="the two log lines")
+    lines = server.log_path.read_text().splitlines()
+    assert not [line for line in lines if line.startswith(FORGED[:10])], lines[-20:]
