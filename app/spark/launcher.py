@@ -96,8 +96,8 @@ def rollup_command(archive, out, user=None, correlation_id=None, master=None, sc
     """
     master = master or get("SPARK_MASTER") or None
     job = ["--archive", os.path.abspath(archive), "--out", os.path.abspath(out)]
-    if user:
-        job += ["--user", user]
+    if user:  # one word: a user id may begin with '-', which argparse would take for an option
+        job += [f"--user={user}"]
     if correlation_id:
         job += ["--correlation-id", correlation_id]
     if master:

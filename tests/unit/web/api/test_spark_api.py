@@ -87,3 +87,16 @@ def test_a_launch_that_cannot_start_frees_the_lock(app, redis, tmp_path):
     with pytest.raises(OSError):
         launcher.launch_rollup(config, launcher.Runs(), "ada", redis)
     assert launcher.running_rollup(redis) is None
+
+
+@pytest.mark.parametrize("user", ["-ops", "--archive", "user:42", "Zo\u00eb M\u00fcller", "-"])
+def test_the_rollup_job_is_handed_its_user_whatever_it_begins_with(user, monkeypatch):
+    """A user id is any string (an account name may begin with '-'): the job's argument
+    parser must not take one for an option of its own."""
+    from app.spark import launcher
+    from workers.spark.jobs import rollup
+
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    command = launcher.rollup_command("archive", "out", user=user, master="local[1]")
+    job = command[command.index("workers.spark.jobs.rollup") + 1:]
+    assert rollup.parse_args(job).user == user
