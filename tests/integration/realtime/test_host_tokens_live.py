@@ -9,7 +9,7 @@ import requests
 from app.stream.publish import Bus
 from app.users import subscriptions
 from tests.helpers.keys import SECRET, host_token, rsa_pair, unsigned_token
-from tests.support import Listener, LiveServer, marked, refusal, wait_until
+from tests.support import EventStream, Listener, LiveServer, marked, refusal, wait_for, wait_until
 
 AUDIENCE = "herald"
 
@@ -185,3 +185,101 @@ def test_read_state_with_a_host_token(server, redis, bus):
     refused = requests.post(server.url + "/api/notifications", headers=headers, timeout=5,
                             json={"topic": "news", "title": "x"})
     assert refused.status_code == 403
+
+
+# A host app's user ids are opaque strings (docs/contract.md, "Tokens from the host app"):
+# its primary keys, prefixed ones, e-mail addresses, names with accents, 255 characters;
+# among them ids that begin or end another (4 / 42, user:4 / user:42, a / a:b), which must
+# never read one another's private notifications.
+USER_IDS = ["42", "4", "user:42", "user:4", "alice@example.com", "Zo\u00eb M\u00fcller", "a",
+            "a:b", "b:a", "x" * 255, "x" * 254, "tab\there", "line\nbreak",
+            "550e8400-e29b-41d4-a716-446655440000"]
+
+
+def test_any_string_sub_gets_its_own_private_notifications_everywhere(server, redis, api_key):
+    listeners = {user: listen(server, token(user)) for user in USER_IDS}
+    try:
+        for listener in listeners.values():  # the real path: the subscribe event
+            assert listener.call("subscribe", {"topics": ["news"]}) == {"ok": True, "topics": ["news"]}
+        before = server.publish(api_key, topic="news.public", title="before")
+        private = {user: server.publish(api_key, topic="news.private", title=f"private {n}",
+                                        user=user)
+                   for n, user in enumerate(USER_IDS)}  # over REST, as a publisher addresses them
+        marker = server.publish(api_key, topic="news.public", title="marker")
+        wait_until(lambda: all(marker in lst.ids() for lst in listeners.values()),
+                   message="the marker on every connection")
+        for user, listener in listeners.items():
+            assert listener.ids() == [before, private[user], marker], user
+            mine = [n for n in listener.received if n["id"] == private[user]]
+            assert mine[0]["user"] == user  # as it was sent: "42" stays a string
+
+        # Presence: every one of them online, each id a string as it was given.
+        headers = {"Authorization": "Bearer " + token("42")}
+        wait_for(lambda: sorted(p["user"] for p in requests.get(
+                     server.url + "/api/presence", headers=headers, timeout=5).json()["online"]),
+                 lambda online: online == sorted(USER_IDS), message="everyone online")
+
+        # Read state: one user's change reaches that user's tabs only.
+        changed = requests.post(server.url + "/api/read-state", json={"ids": [private["user:4"]]},
+                                headers={"Authorization": "Bearer " + token("user:4")}, timeout=5)
+        assert changed.status_code == 200, changed.text
+        wait_until(lambda: listeners["user:4"].reads, message="the read event")
+        for user in ("user:42", "4", "a:b"):
+            state = requests.get(server.url + "/api/read-state", timeout=5,
+                                 headers={"Authorization": "Bearer " + token(user)}).json()
+            assert state["ids"] == [], user
+        assert all(not listeners[u].reads for u in USER_IDS if u != "user:4")
+    finally:
+        for listener in listeners.values():
+            listener.close()
+
+    for user in USER_IDS:
+        expected = [private[user], marker]
+        replayed = listen(server, token(user), last_id=before)  # Socket.IO replay
+        try:
+            wait_until(lambda: replayed.replays, message=f"the replay of {user!r}")
+            assert replayed.ids() == expected, user
+        finally:
+            replayed.close()
+        stream = EventStream(server, token(user), last_id=before)  # Server-Sent Events
+        try:
+            events = stream.events_until("replayed")
+            assert [i for name, i, _data in events if name == "message"] == expected, user
+        finally:
+            stream.close()
+        feed = requests.get(server.url + "/api/notifications", params={"after": before},
+                            headers={"Authorization": "Bearer " + token(user)}, timeout=5)
+        assert [n["id"] for n in feed.json()["notifications"]] == expected, user
+        one = requests.get(server.url + f"/api/notifications/{private[user]}", timeout=5,
+                           headers={"Authorization": "Bearer " + token(user)})
+        assert one.status_code == 200 and one.json()["user"] == user
+        other = "a" if user != "a" else "a:b"
+        assert requests.get(server.url + f"/api/notifications/{private[user]}", timeout=5,
+                            headers={"Authorization": "Bearer " + token(other)}).status_code == 404
+
+
+@pytest.mark.parametrize("sub, words", [
+    ("x" * 256, "token's 'sub' claim: must be a string of 1-255 characters"),
+    ("", "token's 'sub' claim: must be a string of 1-255 characters"),
+    ("\ud800", "token's 'sub' claim: must be valid Unicode"),
+    (42, "token's 'sub' claim: must be a string"),
+])
+def test_a_sub_that_is_no_user_id_is_refused_naming_the_claim(server, sub, words):
+    assert refusal(server, {"token": token(sub)}).startswith(f"unauthorized: {words}")
+    reply = requests.get(server.url + "/api/notifications", timeout=5,
+                         headers={"Authorization": "Bearer " + token(sub)})
+    assert reply.status_code == 401 and words in reply.json()["error"]
+
+
+@pytest.mark.parametrize("user, words", [
+    ("x" * 256, "user: must be a string of 1-255 characters"),
+    ("", "user: must be a string of 1-255 characters"),
+    (42, "user: must be a string"),
+])
+def test_a_publish_to_a_user_that_is_no_user_id_is_refused_naming_the_field(server, api_key, user,
+                                                                            words):
+    reply = requests.post(server.url + "/api/notifications", timeout=5,
+                          json={"topic": "news", "title": "x", "user": user},
+                          headers={"Authorization": f"Bearer {api_key}"})
+    assert reply.status_code == 400 and reply.json()["error"].startswith(words), reply.text
+    assert reply.json()["field"] == "user"
