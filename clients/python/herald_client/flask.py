@@ -1,145 +1,226 @@
-"""Herald for a Flask app: publish from your views, and connect your users' pages.
+"""Herald for a Flask app: live alerts, live records and job progress, set in its config.
 
     from herald_client.flask import Herald
 
+    db = SQLAlchemy()
     herald = Herald()
 
-    def create_app():
+    def create_app(config=Config):
         app = Flask(__name__)
-        app.config.update(HERALD_URL="http://127.0.0.1:5000", HERALD_API_KEY="hk_...",
-                          HERALD_JWT_SECRET="...the secret Herald has as JWT_SECRET...")
-        herald.init_app(app)
+        app.config.from_object(config)     # HERALD_URL, HERALD_API_KEY, HERALD_JWT_SECRET
+        db.init_app(app)
+        herald.init_app(app)               # after db: the outbox table joins db.metadata
         return app
 
     @herald.user_loader
-    def current_user():
-        return session.get("user")        # your user's name, or None when signed out
+    def herald_user():
+        return str(current_user.id) if current_user.is_authenticated else None
 
-    herald.publish("board.card.updated", "Card moved", data=card)   # in any view
+    herald.track(Post, prefix="posts", refresh="timeline")    # live records, page refreshes
+    herald.publish("messages.new", "New message", user=str(recipient.id))  # in any view
+    with herald.job("export", user=str(current_user.id)) as job:   # in any worker
+        job.progress(40)
 
-and in a page template, ``{{ herald_scripts() }}`` renders the two script
-tags and the connection settings (Herald's URL, a freshly minted token for
-the signed-in user, and where to get the next one), which the page's own
-script passes on: ``Herald.connect(Herald.pageOptions())``. No inline
-script, so your Content-Security-Policy can stay strict.
+and in a page template ``{{ herald_scripts() }}`` (and ``{{ herald_refresh("timeline") }}``
+on a page that re-renders itself on a change), then ``Herald.connect(Herald.pageOptions())``.
 
-Settings, from ``app.config``:
-
-- ``HERALD_URL``: Herald as the browser reaches it (required);
-- ``HERALD_SERVER_URL``: Herald as this app reaches it (default ``HERALD_URL``);
-- ``HERALD_API_KEY``: for publishing;
-- ``HERALD_JWT_SECRET`` or ``HERALD_JWT_PRIVATE_KEY`` (PEM text): signs
-  connection tokens; ``HERALD_JWT_AUDIENCE``, ``HERALD_JWT_ISSUER`` when
-  Herald checks them;
-- ``HERALD_TOKEN_TTL``: seconds a connection token lives (600); the page
-  fetches a new one from ``HERALD_TOKEN_URL`` (``/herald/token``) before
-  it expires;
-- ``HERALD_TOPICS``: when set, the topic prefixes every token is limited to;
-- ``HERALD_OUTBOX_RELAY``: with tracked models (below), whether this process
-  runs the outbox relay (True: started on the first commit that writes outbox
-  rows, or by :meth:`Herald.start_relay`); False when ``flask herald relay``
-  runs it as a process of its own.
-
-Live data from your database (needs ``pip install './clients/python[sqlalchemy]'``)::
-
-    herald.track(Card, prefix="board.card", data=lambda card: {...})
-
-Every commit that inserts, updates or deletes a Card publishes
-``board.card.created|updated|deleted`` (``kind: "data"``) through a
-transactional outbox (herald_client/sqlalchemy.py): exactly once, in commit
-order, never for a rollback, and still after Herald was away or this process
-died. ``herald.cursor()``, read before a page's records, is what the page
-passes to ``Herald.sync(..., {since: cursor})``. ``flask herald relay``
-ships the outbox on its own (``--once``: what is pending, then exit).
+Everything goes through a transactional outbox (herald_client/sqlalchemy.py):
+``herald.publish`` inside a transaction writes its row in that transaction
+(commit: published exactly once; rollback: never), outside one in a
+transaction of its own, and returns at once: nothing waits for Herald, and
+nothing is lost while Herald is away or after this process dies. The outbox
+table lives in Flask-SQLAlchemy's ``db.metadata`` (``Herald(metadata=...)``
+for another), so ``flask db migrate`` makes it; an app without
+Flask-SQLAlchemy gets a SQLite file in its instance folder. The relay that
+ships it starts itself (see :meth:`Herald.init_app`); ``flask herald relay``
+runs it as a process of its own. In testing mode (``app.testing`` or
+``HERALD_TESTING``) nothing is sent and no thread starts:
+``with herald.record() as sent:`` collects what would have been published.
+docs/adopt.md walks a whole app through it; the settings are in DEFAULTS.
 """
 import json
+import os
 import signal
 import threading
+from contextlib import contextmanager
+from urllib.parse import urljoin
 
 import click
-from flask import after_this_request, current_app, has_request_context, jsonify
+from flask import (
+    after_this_request,
+    current_app,
+    has_app_context,
+    has_request_context,
+    jsonify,
+    request,
+    send_file,
+    url_for,
+)
 from flask.cli import AppGroup
 from markupsafe import Markup, escape
 
+from . import envelope as envelopes
 from . import outbox_wake
+from .errors import InvalidNotification
+from .jobs import Job
 from .publisher import HeraldClient
 
+STATIC = os.path.join(os.path.dirname(__file__), "static")
+# Settings in app.config (these are the defaults); docs/adopt.md says more.
 DEFAULTS = {
-    "HERALD_SERVER_URL": None,
-    "HERALD_API_KEY": None,
-    "HERALD_JWT_SECRET": None,
-    "HERALD_JWT_PRIVATE_KEY": None,
-    "HERALD_JWT_AUDIENCE": None,
-    "HERALD_JWT_ISSUER": None,
-    "HERALD_TOKEN_TTL": 600,
-    "HERALD_TOKEN_URL": "/herald/token",
-    "HERALD_TOPICS": None,
-    "HERALD_OUTBOX_RELAY": True,
+    "HERALD_URL": None,               # Herald as the browser reaches it (required unless testing)
+    "HERALD_SERVER_URL": None,        # Herald as this app reaches it (default HERALD_URL)
+    "HERALD_API_KEY": None,           # publishes
+    "HERALD_JWT_SECRET": None,        # signs connection tokens (HS256) ...
+    "HERALD_JWT_PRIVATE_KEY": None,   # ... or this PEM text (RS256 / ES256)
+    "HERALD_JWT_AUDIENCE": None,      # when Herald has JWT_AUDIENCE
+    "HERALD_JWT_ISSUER": None,        # when Herald has JWT_ISSUER
+    "HERALD_TOKEN_TTL": 600,          # seconds a connection token lives
+    "HERALD_TOKEN_URL": "/herald/token",  # where a page renews its token
+    "HERALD_SCRIPT_URL": "/herald/herald.js",  # where this app serves herald.js
+    "HERALD_TOPICS": None,            # prefixes every token is limited to
+    "HERALD_OUTBOX_RELAY": True,      # this process ships the outbox (False: flask herald relay)
+    "HERALD_OUTBOX_DATABASE": None,   # without Flask-SQLAlchemy: the outbox's database URL
+    "HERALD_TIMEOUT": 2.0,            # seconds herald.client's calls take at most, in all
+    "HERALD_APP_URL": None,           # this app's address: what a relative url= means
+    "HERALD_TESTING": None,           # True/False; None follows app.testing
 }
 
 
-class Herald:
-    """The Flask extension (``Herald(app)`` or ``Herald()`` then ``init_app(app)``)."""
+class Recorded(list):
+    """What was published while :meth:`Herald.record` ran: envelopes (dicts), in order."""
 
-    def __init__(self, app=None):
+    @property
+    def topics(self):
+        return [envelope["topic"] for envelope in self]
+
+
+class Herald:
+    """The Flask extension (``Herald(app)`` or ``Herald()`` then ``init_app(app)``).
+
+    ``metadata``: the SQLAlchemy MetaData the outbox table joins (Flask-SQLAlchemy's
+    ``db.metadata`` by default, when ``db.init_app(app)`` came first).
+    """
+
+    def __init__(self, app=None, *, metadata=None):
         self._user_loader = None
-        self.outbox = None  # a herald_client.sqlalchemy.Outbox, once a model is tracked
+        self._metadata = metadata
+        self._tracks = []  # track() calls made before init_app
+        self.outbox = None  # a herald_client.sqlalchemy.Outbox, from init_app
+        self.testing = False
+        self._own_engine = None
         if app is not None:
             self.init_app(app)
 
     def init_app(self, app):
+        """Read the settings, make the outbox (in ``db.metadata``), add the token and
+        script routes, the template globals and ``flask herald``, and start the relay.
+
+        The relay (the thread that ships the outbox) starts itself once per process:
+        here when the app is made outside the ``flask`` command (gunicorn's sync,
+        gthread and gevent workers, uWSGI, a worker script), else with the process's
+        first request, commit or publish, and again in a process forked after it
+        started (gunicorn's --preload). Never in testing mode, nor with
+        ``HERALD_OUTBOX_RELAY = False`` (run ``flask herald relay`` then)."""
         for name, value in DEFAULTS.items():
             app.config.setdefault(name, value)
-        if not app.config.get("HERALD_URL"):
-            raise RuntimeError("HERALD_URL: set it to Herald's address, e.g. http://127.0.0.1:5000")
         config = app.config
-        client = HeraldClient(
-            config["HERALD_SERVER_URL"] or config["HERALD_URL"], config["HERALD_API_KEY"],
-            jwt_secret=config["HERALD_JWT_SECRET"], jwt_private_key=config["HERALD_JWT_PRIVATE_KEY"],
-            audience=config["HERALD_JWT_AUDIENCE"], issuer=config["HERALD_JWT_ISSUER"])
-        app.extensions["herald"] = client
+        testing = config["HERALD_TESTING"]
+        self.testing = bool(app.testing if testing is None else testing)
+        if not config["HERALD_URL"] and not self.testing:
+            raise RuntimeError("HERALD_URL: set it to Herald's address, e.g. "
+                               "http://127.0.0.1:5000 (optional only in testing mode)")
+        config["HERALD_URL"] = config["HERALD_URL"] or "http://herald.invalid"
+        server = config["HERALD_SERVER_URL"] or config["HERALD_URL"]
+        keys = dict(jwt_secret=config["HERALD_JWT_SECRET"],
+                    jwt_private_key=config["HERALD_JWT_PRIVATE_KEY"],
+                    audience=config["HERALD_JWT_AUDIENCE"], issuer=config["HERALD_JWT_ISSUER"])
+        # herald.client: an answer within HERALD_TIMEOUT; the relay's own keeps retrying.
+        app.extensions["herald"] = HeraldClient(server, config["HERALD_API_KEY"],
+                                                deadline=float(config["HERALD_TIMEOUT"]), **keys)
+        self._relay_here = bool(config["HERALD_OUTBOX_RELAY"]) and not self.testing
+        self._make_outbox(app, HeraldClient(server, config["HERALD_API_KEY"], **keys))
         app.add_url_rule(config["HERALD_TOKEN_URL"], "herald_token", self._token_view)
+        app.add_url_rule(config["HERALD_SCRIPT_URL"], "herald_script", _script_view)
         app.add_template_global(self.scripts, "herald_scripts")
-        self._client = client
-        self._relay_here = bool(config["HERALD_OUTBOX_RELAY"])
-        if self.outbox is not None:
-            self._wire_outbox()
+        app.add_template_global(self.refresh_tag, "herald_refresh")
         app.cli.add_command(_commands(self))
         app.before_request(self._relay_running)
+        if self._relay_here and click.get_current_context(silent=True) is None:
+            with app.app_context():  # rows a process that died left: shipped now
+                self._start_quietly(app, made_only=True)
+
+    def _make_outbox(self, app, client):
+        try:
+            from .sqlalchemy import Outbox
+        except ImportError:
+            raise RuntimeError("herald_client.flask needs SQLAlchemy for its outbox: "
+                               "pip install 'herald-client[flask]'") from None
+        database = app.extensions.get("sqlalchemy")
+        metadata = self._metadata if self._metadata is not None else \
+            (database.metadata if database is not None else None)
+        if self.outbox is None:
+            self.outbox = Outbox(client, metadata=metadata)
+        else:
+            self.outbox.client = client
+        outbox = self.outbox
+        outbox.testing = self.testing
+        outbox.auto_start = self._relay_here
+        outbox.eager = _after_the_response if self._relay_here else None
+        for args, options in self._tracks:
+            outbox.track(*args, **options)
+        self._tracks = []
+        if database is None and not self.testing:
+            self._own_engine = _own_engine(app)
+            outbox.create_table(self._own_engine)
+
+    def _start_quietly(self, app, made_only=False):
+        """Start the relay; with ``made_only``, only when the outbox table is there (not
+        before the app's migrations or ``create_all`` made it: then its first request
+        or commit starts it)."""
+        try:
+            engine = self._engine()
+            if made_only:
+                from sqlalchemy import inspect
+                if not inspect(engine).has_table(self.outbox.table.name,
+                                                 schema=self.outbox.table.schema):
+                    return
+            self.start_relay(engine)
+        except Exception as exc:  # the app still works; its first request tries again
+            app.logger.warning("herald: could not start the outbox relay: %s", exc)
 
     def _relay_running(self):
         """Before a request: the relay runs in this process when it should (it ships what
-        a process that died left, with no commit needed to start it; and again after a
-        fork lost its thread)."""
+        a process that died left; and again after a fork lost its thread)."""
         outbox = self.outbox
-        if outbox is None or not outbox.auto_start or "sqlalchemy" not in current_app.extensions \
-                or (outbox.relay is not None and outbox.relay.running):
+        if outbox is None or not outbox.auto_start or \
+                (outbox.relay is not None and outbox.relay.running):
             return
-        try:
-            self.start_relay()
-        except Exception as exc:  # the page still works; the next request tries again
-            current_app.logger.warning("herald: could not start the outbox relay: %s", exc)
+        self._start_quietly(current_app)
 
     # -- live data: the outbox ------------------------------------------------------------
 
-    def track(self, model, prefix, data=None, title=None, user=None):
+    def track(self, model, prefix=None, data=None, title=None, user=None, refresh=None):
         """Publish ``model``'s committed changes as ``<prefix>.created|updated|deleted``
-        data events, through the outbox (see :meth:`herald_client.sqlalchemy.Outbox.track`)."""
+        data events, and with ``refresh`` a ``<refresh>.refresh`` per transaction (see
+        :meth:`herald_client.sqlalchemy.Outbox.track`). Before or after init_app."""
+        options = dict(prefix=prefix, data=data, title=title, user=user, refresh=refresh)
         if self.outbox is None:
-            from .sqlalchemy import Outbox  # only apps that track need SQLAlchemy
-            self.outbox = Outbox()
-            if getattr(self, "_client", None) is not None:
-                self._wire_outbox()
-        return self.outbox.track(model, prefix, data=data, title=title, user=user)
+            from .sqlalchemy import OutboxError, _check_prefix  # refuse now, not at init_app
+            if prefix is None and refresh is None:
+                raise OutboxError("track: give a prefix, refresh, or both")
+            for what, value in (("prefix", prefix), ("refresh", refresh)):
+                if isinstance(value, str):
+                    _check_prefix(value, what)
+            self._tracks.append(((model,), options))
+            return model
+        return self.outbox.track(model, **options)
 
-    def _wire_outbox(self):
-        self.outbox.client = self._client
-        self.outbox.auto_start = self._relay_here
-        self.outbox.eager = _after_the_response if self._relay_here else None
-
-    def _engine(self, engine):
+    def _engine(self, engine=None):
         if engine is not None:
             return engine
+        if self._own_engine is not None:
+            return self._own_engine
         database = current_app.extensions.get("sqlalchemy")
         if database is None:
             raise RuntimeError("give the engine, or set up Flask-SQLAlchemy before Herald")
@@ -153,41 +234,117 @@ class Herald:
     def cursor(self, session=None):
         """The Herald id to render with a page's records: call it before reading them.
         ``session``: Flask-SQLAlchemy's ``db.session`` by default."""
-        if self.outbox is None:
+        if self.outbox is None or self.testing:
             return None
         if session is None:
-            session = current_app.extensions["sqlalchemy"].session
+            database = current_app.extensions.get("sqlalchemy")
+            if database is None:
+                return self.outbox.cursor(self._engine())
+            session = database.session
         return self.outbox.cursor(session)
 
+    # -- alerts ---------------------------------------------------------------------------
+
+    def publish(self, topic, title, *, session=None, **fields):
+        """Publish a notification through the outbox; returns at once, Herald or not.
+
+        ``fields``: body, severity, data, user (a user id: private to them), url (a
+        path is this app's: joined to HERALD_APP_URL, or the request's host),
+        correlation_id, origin, kind. Inside a transaction of Flask-SQLAlchemy's
+        session that has written something (or of ``session=``, yours to commit) the
+        row joins it: published after the commit, never for a rollback. Else (or
+        ``session=False``) in a transaction of its own. A field Herald would refuse
+        raises :class:`~herald_client.InvalidNotification` here, naming it. For an
+        answer from Herald now, use :attr:`client` (``herald.client.publish``)."""
+        envelope = envelopes.check(self._linked(dict(fields, topic=topic, title=title)))
+        joined = self._joinable(session)
+        if joined is not None:
+            self.outbox.enqueue(envelope, session=joined)
+        else:
+            self.outbox.enqueue(envelope, engine=None if self.testing else self._engine())
+
+    def _joinable(self, session):
+        if session is False:
+            return None
+        if session is not None:
+            return session
+        database = current_app.extensions.get("sqlalchemy") if has_app_context() else None
+        if database is None:
+            return None
+        current = database.session
+        return current if self.outbox.writing(current) else None
+
+    def _linked(self, envelope):
+        """A relative ``url`` is this app's page: made absolute, so that Herald's own
+        pages (the inbox, email digests) link here and not to Herald's paths."""
+        url = envelope.get("url")
+        if not isinstance(url, str) or not url.startswith("/") or url.startswith("//"):
+            return envelope
+        base = current_app.config["HERALD_APP_URL"]
+        if not base and has_request_context():
+            base = request.host_url
+        if not base:
+            raise InvalidNotification(
+                f"url: {url!r} is a path of this app, and outside a request there is no "
+                "telling its address: set HERALD_APP_URL (e.g. https://app.example.com)",
+                400, "url")
+        return dict(envelope, url=urljoin(base.rstrip("/") + "/", url.lstrip("/")))
+
+    def job(self, name, *, user=None, title=None, url=None, every=0.5, data=None):
+        """A job's run as notifications (herald_client/jobs.py): ``with herald.job("export",
+        user=uid) as job: job.progress(40)``. Each step is published in a transaction of
+        its own (a job's progress is never held back by, or rolled back with, yours)."""
+        return Job(lambda topic, title_, **fields: self.publish(topic, title_, session=False,
+                                                                **fields),
+                   name, user=user, title=title, url=url, every=every, data=data)
+
+    @contextmanager
+    def record(self):
+        """``with herald.record() as sent:``: every notification this process publishes
+        meanwhile (alerts at once or at their commit, tracked changes at their commit),
+        as envelopes. In testing mode that is all that happens to them."""
+        sent = Recorded()
+        self.outbox.recorders.append(sent)
+        try:
+            yield sent
+        finally:
+            self.outbox.recorders.remove(sent)
+
     def user_loader(self, function):
-        """Register ``function() -> user name or None``: who is signed in now."""
+        """Register ``function() -> user id or None``: who is signed in now. Return a
+        stable id (the primary key, as a string), never a name a user can change: a
+        name given up and taken by someone else would show them the old owner's
+        private notifications."""
         self._user_loader = function
         return function
 
     @property
     def client(self):
-        """The current app's :class:`~herald_client.HeraldClient`."""
+        """The current app's :class:`~herald_client.HeraldClient`, for an answer now
+        (``herald.client.publish(...)`` returns Herald's id): each call takes at most
+        ``HERALD_TIMEOUT`` seconds (2), retries included, then raises Unavailable."""
         return current_app.extensions["herald"]
 
-    def publish(self, topic, title, **fields):
-        """:meth:`HeraldClient.publish` with this app's settings; returns ``{"id", "ts"}``."""
-        return self.client.publish(topic, title, **fields)
-
-    def publish_many(self, notifications, **options):
-        return self.client.publish_many(notifications, **options)
+    def publish_many(self, notifications, *, session=None):
+        """:meth:`publish` for each of ``notifications`` (dicts with topic, title, ...)."""
+        for notification in notifications:
+            fields = dict(notification)
+            self.publish(fields.pop("topic", None), fields.pop("title", None), session=session,
+                         **fields)
 
     def current_user(self):
         if self._user_loader is None:
             raise RuntimeError("register who is signed in with @herald.user_loader")
-        return self._user_loader()
+        user = self._user_loader()
+        return None if user is None or user == "" else str(user)
 
     def connection_token(self, user=None, ttl=None, topics=None):
         """A token for ``user`` (the signed-in one by default), or None when nobody is."""
-        user = user or self.current_user()
-        if not user:
+        user = user if user is not None else self.current_user()
+        if user is None or user == "":
             return None
         config = current_app.config
-        return self.client.connection_token(user, ttl=ttl or config["HERALD_TOKEN_TTL"],
+        return self.client.connection_token(str(user), ttl=ttl or config["HERALD_TOKEN_TTL"],
                                             topics=topics if topics is not None else config["HERALD_TOPICS"])
 
     def _token_view(self):
@@ -199,9 +356,11 @@ class Herald:
                 {"Cache-Control": "no-store"})
 
     def scripts(self, topics=None):
-        """What a page needs to connect: the client's script tags and a JSON block
-        (``#herald-connect``) with Herald's URL, a token for the signed-in user
-        (none when signed out) and the URL to renew it."""
+        """What a page needs to connect: socket.io-client's script (from Herald), herald.js
+        (from this app, so that it is there even while Herald is away: it then loads
+        socket.io-client itself once Herald is back) and a JSON block (``#herald-connect``)
+        with Herald's URL, a token for the signed-in user (none when signed out) and the
+        URL to renew it."""
         config = current_app.config
         base = config["HERALD_URL"].rstrip("/")
         settings = {"url": base, "token": self.connection_token(topics=topics),
@@ -210,8 +369,33 @@ class Herald:
         payload = json.dumps(settings).replace("<", "\\u003c")
         return Markup(
             f'<script src="{escape(base)}/client/socket.io.js"></script>\n'
-            f'<script src="{escape(base)}/client/herald.js"></script>\n'
+            f'<script src="{escape(url_for("herald_script"))}"></script>\n'
             f'<script type="application/json" id="herald-connect">{payload}</script>')
+
+    def refresh_tag(self, stream):
+        """``{{ herald_refresh("board") }}``: this page re-renders itself (morphed in place,
+        scroll, focus and typing kept) when a transaction changes a model tracked with
+        ``refresh="board"``."""
+        from .sqlalchemy import _check_prefix
+        _check_prefix(stream, "herald_refresh")
+        return Markup(f'<meta name="herald-refresh" content="{escape(stream)}">')
+
+
+def _script_view():
+    """``GET HERALD_SCRIPT_URL``: herald.js, as shipped in this package."""
+    return send_file(os.path.join(STATIC, "herald.js"), mimetype="text/javascript",
+                     max_age=300)
+
+
+def _own_engine(app):
+    """The outbox's database when the app has no Flask-SQLAlchemy: HERALD_OUTBOX_DATABASE,
+    or a SQLite file in the app's instance folder."""
+    from sqlalchemy import create_engine
+    url = app.config["HERALD_OUTBOX_DATABASE"]
+    if not url:
+        os.makedirs(app.instance_path, exist_ok=True)
+        url = "sqlite:///" + os.path.join(app.instance_path, "herald-outbox.sqlite3")
+    return create_engine(url)
 
 
 def _after_the_response(outbox, engine, batch):

@@ -31,7 +31,8 @@ def envelope_of(row):
     order: its row lock holds a second writer until the first commits)."""
     envelope = json.loads(row.envelope)
     data = envelope.get("data")
-    if isinstance(data, dict) and "version" not in data:
+    if envelope.get("kind") == "data" and isinstance(data, dict) and "id" in data \
+            and "version" not in data:  # a record's change (not an alert, not a refresh)
         data["version"] = row.id
     return envelope
 

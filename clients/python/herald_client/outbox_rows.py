@@ -34,7 +34,6 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
-    Sequence,
     String,
     Table,
     Text,
@@ -62,11 +61,15 @@ Claimed = namedtuple("Claimed", "id key topic envelope batch")
 
 
 def make_table(name="herald_outbox", metadata=None):
-    """The outbox table, in ``metadata`` (a MetaData of its own by default), with the
-    PostgreSQL sequence its commits take their ``seq`` from (``<name>_seq``, made with
-    the metadata; SQLite needs none)."""
+    """The outbox table, in ``metadata`` (a MetaData of its own by default; give your
+    app's, and its migrations make the table: Alembic's autogenerate renders it whole).
+
+    Nothing beside the table: on PostgreSQL a commit takes its ``seq`` from the
+    sequence of the ``id`` column's BIGSERIAL (:func:`sequence`), which every
+    ``CREATE TABLE`` makes, so a migration needs no sequence of its own."""
     metadata = metadata if metadata is not None else MetaData()
-    numbers = Sequence(f"{name}_seq", metadata=metadata)
+    if name in metadata.tables:  # the app's metadata has it already (a second Outbox, a reload)
+        return metadata.tables[name]
     return Table(
         name, metadata,
         # BigInteger on PostgreSQL; on SQLite an INTEGER PRIMARY KEY, AUTOINCREMENT so
@@ -85,7 +88,6 @@ def make_table(name="herald_outbox", metadata=None):
         Index(f"ix_{name}_pending", "sent_at", "seq", "id"),
         Index(f"ix_{name}_seq", "seq"),
         sqlite_autoincrement=True,
-        info={"sequence": numbers},
     )
 
 
@@ -132,9 +134,11 @@ def sequence(connection, table, ids=None):
     row still without one (:func:`adopt`), their place in commit order; how many rows.
     Run by the commit itself, as the transaction's last statement (sqlalchemy.py).
 
-    On PostgreSQL a sequence hands out numbers in the order asked, not the order
-    committed, so commits of outbox rows take turns from this statement to their
-    COMMIT (a transaction-level advisory lock, taken only when there are rows to
+    On PostgreSQL the number is the next of the ``id`` column's own sequence (so above
+    every id and ``seq`` given before, and nothing to migrate beside the table). A
+    sequence hands out numbers in the order asked, not the order committed, so
+    commits of outbox rows take turns from this statement to their COMMIT (a
+    transaction-level advisory lock, taken only when there are rows to
     number): a transaction holding it waits for nothing but its own commit, so it
     does not deadlock with one waiting for it, whatever rows either has locked. One
     statement, one round trip; the CTEs make the lock come before ``nextval``. It
@@ -145,14 +149,14 @@ def sequence(connection, table, ids=None):
     """
     if connection.dialect.name != "postgresql":
         return connection.execute(update(table).where(table.c.seq.is_(None)).values(seq=0)).rowcount
-    parameters = {"key": WRITERS_LOCK, "seq": _qualified(connection, table, "_seq"),
+    parameters = {"key": WRITERS_LOCK, "table": _qualified(connection, table),
                   "channel": outbox_wake.channel(table)}
     which = "seq IS NULL"
     if ids is not None:
         which, parameters["ids"] = "id = ANY(CAST(:ids AS bigint[]))", list(ids)
     return connection.execute(text(
         "WITH turn AS MATERIALIZED (SELECT pg_advisory_xact_lock(:key)), "
-        "place AS MATERIALIZED (SELECT nextval(CAST(:seq AS regclass)) AS n, "
+        "place AS MATERIALIZED (SELECT nextval(pg_get_serial_sequence(:table, 'id')) AS n, "
         "pg_notify(:channel, '') FROM turn) "
         f"UPDATE {_qualified(connection, table)} SET seq = (SELECT n FROM place) WHERE {which}"),
         parameters).rowcount
@@ -179,9 +183,12 @@ def adopt(engine, table):
 
 def upgrade(connection, table):
     """Give an outbox table made before ``seq`` existed its column and index, and its
-    rows their place (before any commit made after); True when it did."""
+    rows their place (before any commit made after); True when it did. On PostgreSQL
+    a table whose ``seq`` came from an earlier version's own sequence has the ``id``
+    sequence moved past its highest ``seq``, so that new commits still come after."""
     if "seq" in {column["name"] for column in
                  inspect(connection).get_columns(table.name, schema=table.schema)}:
+        _past_highest_seq(connection, table)
         return False
     connection.execute(text(f"ALTER TABLE {_qualified(connection, table)} ADD COLUMN seq BIGINT"))
     for index in table.indexes:
@@ -189,6 +196,18 @@ def upgrade(connection, table):
             index.create(connection)
     sequence(connection, table)  # its rows, before any commit made from now on
     return True
+
+
+def _past_highest_seq(connection, table):
+    if connection.dialect.name != "postgresql":
+        return
+    numbers = connection.execute(text("SELECT pg_get_serial_sequence(:table, 'id')"),
+                                 {"table": _qualified(connection, table)}).scalar()
+    highest = connection.execute(select(func.max(table.c.seq))).scalar()
+    if numbers and highest and highest >= connection.execute(
+            text(f"SELECT last_value FROM {numbers}")).scalar():
+        connection.execute(text("SELECT setval(CAST(:numbers AS regclass), :value)"),
+                           {"numbers": numbers, "value": highest + 1})
 
 
 def _lock_claims(connection, table):

@@ -11,11 +11,14 @@ with the first publish's id and nothing is stored twice. Retries are
 urllib3's ``Retry`` (connection errors, timeouts, 429/502/503/504, honouring
 ``Retry-After``), with exponential backoff and jitter.
 """
+import random
+import time
 import uuid
 
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
+from urllib3.util.timeout import Timeout
 
 from .errors import HeraldError, InvalidNotification, NotAuthorized, RateLimited, Unavailable
 from .tokens import TokenSigner
@@ -44,13 +47,21 @@ class HeraldClient:
     or ``jwt_private_key`` (a PEM, RS256 or ES256): the key Herald checks
     connection tokens with (its ``JWT_SECRET`` / ``JWT_PUBLIC_KEY``), needed
     only for :meth:`connection_token`. ``timeout``: seconds per attempt.
+    ``deadline``: when given, the most seconds a call takes in all, retries and
+    their waits included (then ``retry`` is not used: the call is tried again,
+    after a short growing wait, on the same failures, until the deadline).
     """
 
     def __init__(self, url, api_key=None, *, jwt_secret=None, jwt_private_key=None,
-                 jwt_algorithm=None, audience=None, issuer=None, timeout=5.0, retry=None):
+                 jwt_algorithm=None, audience=None, issuer=None, timeout=5.0, retry=None,
+                 deadline=None):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.deadline = deadline
         self.session = requests.Session()
+        if deadline is not None:
+            retry = Retry(total=0, connect=0, read=0, status=0, other=0, redirect=0,
+                          raise_on_status=False)
         adapter = HTTPAdapter(max_retries=retry if retry is not None else retry_policy())
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
@@ -65,7 +76,8 @@ class HeraldClient:
         """A client for the same Herald with the same keys, but ``retries`` retries (see
         :func:`retry_policy`) and ``timeout`` seconds per attempt."""
         other = HeraldClient(self.url, timeout=timeout if timeout is not None else self.timeout,
-                             retry=retry_policy(retries=retries) if retries is not None else None)
+                             retry=retry_policy(retries=retries) if retries is not None else None,
+                             deadline=self.deadline if retries is None else None)
         other.session.headers.update(self.session.headers)
         other.signer = self.signer
         return other
@@ -91,14 +103,43 @@ class HeraldClient:
 
     def _post(self, path, body, idempotency_key):
         headers = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+        if self.deadline is not None:
+            return self._post_by(time.monotonic() + self.deadline, path, body, headers)
         try:
             response = self.session.post(self.url + path, json=body, headers=headers,
                                          timeout=self.timeout)
         except requests.RequestException as exc:
-            raise Unavailable(f"Herald at {self.url} did not confirm the publish: {exc}. "
-                              f"Publish again with idempotency_key={headers['Idempotency-Key']!r} "
-                              "to store it exactly once") from exc
+            raise self._unconfirmed(exc, headers) from exc
         return _answer(response, headers["Idempotency-Key"])
+
+    def _post_by(self, deadline, path, body, headers):
+        """Post until ``deadline`` (monotonic): each attempt gets what time is left (urllib3's
+        total timeout, connect and read together), and retryable failures are tried again
+        after 0.05, 0.1, 0.2 ... s (or Retry-After), never past the deadline."""
+        wait = 0.05
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                response = self.session.post(self.url + path, json=body, headers=headers,
+                                             timeout=Timeout(total=max(left, 0.001)))
+            except requests.RequestException as exc:
+                failure, hint = exc, None
+            else:
+                if response.status_code not in RETRY_STATUSES:
+                    return _answer(response, headers["Idempotency-Key"])
+                failure, hint = response, _seconds(response.headers.get("Retry-After"))
+            pause = hint if hint is not None else random.uniform(wait / 2, wait)
+            if time.monotonic() + pause >= deadline:
+                if isinstance(failure, requests.Response):
+                    return _answer(failure, headers["Idempotency-Key"])
+                raise self._unconfirmed(failure, headers) from failure
+            time.sleep(pause)
+            wait = min(wait * 2, 1.0)
+
+    def _unconfirmed(self, exc, headers):
+        return Unavailable(f"Herald at {self.url} did not confirm the publish: {exc}. "
+                           f"Publish again with idempotency_key={headers['Idempotency-Key']!r} "
+                           "to store it exactly once")
 
     # -- connection tokens --------------------------------------------------------------
 

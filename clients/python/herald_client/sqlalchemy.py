@@ -53,8 +53,13 @@ ACTIONS = ("created", "updated", "deleted")
 MAX_TITLE = 200
 MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the flush, instead
 log = logging.getLogger("herald_client.outbox")
-_ROWS = "herald_outbox_rows"  # session.info: per outbox, the first batch this transaction wrote
+# session.info, per outbox: (the first batch this transaction wrote, its engine)
+_ROWS = "herald_outbox_rows"
 _CHANGED = "herald_outbox_changed"  # session.info: per outbox, the rows of the flush under way
+_REFRESH = "herald_outbox_refresh"  # session.info: per outbox, the flush's refresh streams
+_STREAMS = "herald_outbox_streams"  # session.info: per outbox, streams this transaction refreshed
+_WRITTEN = "herald_outbox_written"  # session.info: per outbox, rows for recorders at the commit
+_FLUSHED = "herald_outbox_flushed"  # session.info: this transaction has flushed (any outbox)
 # connection.info: per outbox, the ids of the rows the connection's transaction wrote, to
 # be numbered by its commit (_number); dropped by its rollback.
 _UNNUMBERED = "herald_outbox_unnumbered"
@@ -65,10 +70,11 @@ class OutboxError(ValueError):
 
 
 class _Tracked:
-    __slots__ = ("prefix", "data", "title", "user", "mapper")
+    __slots__ = ("prefix", "data", "title", "user", "refresh", "mapper")
 
-    def __init__(self, model, prefix, data, title, user):
+    def __init__(self, model, prefix, data, title, user, refresh):
         self.prefix, self.data, self.title, self.user = prefix, data, title, user
+        self.refresh = refresh
         self.mapper = inspect(model)
 
 
@@ -94,6 +100,10 @@ class Outbox:
         # commit's rows itself (the Flask extension: once the response is sent).
         self.eager = None
         self._quick = None
+        # testing: rows are not written and nothing is sent; what would have been
+        # published is handed to the recorders at the commit (herald.record()).
+        self.testing = False
+        self.recorders = []  # lists that committed envelopes are appended to
         self._lock = threading.RLock()
         self._id = uuid.uuid4().hex
         self._session = session
@@ -106,16 +116,26 @@ class Outbox:
 
     # -- what is tracked ---------------------------------------------------------------
 
-    def track(self, model, prefix, data=None, title=None, user=None):
+    def track(self, model, prefix=None, data=None, title=None, user=None, refresh=None):
         """Publish ``model``'s changes as ``<prefix>.created|updated|deleted``.
 
         ``data(obj) -> dict``: the record as pages see it (default: every column);
         its ``id`` is the primary key unless it gives one. ``title(obj, action,
         changes) -> str``: the notification's title (``changes``: for an update,
         ``{attribute: [old, new]}``), default "<Model> <id> <action>". ``user(obj) ->
-        name or None``: when it names a user, the change is private to them.
+        user id or None``: when it names a user, the change is private to them.
+        ``refresh``: a stream name (``"board"``), or ``refresh(obj) -> name or None``:
+        a transaction that changes the model publishes ``<stream>.refresh`` once per
+        stream, and every page carrying ``{{ herald_refresh(stream) }}`` re-renders
+        itself. ``prefix`` may be left out when ``refresh`` is given.
         """
-        _check_prefix(prefix)
+        if prefix is None and refresh is None:
+            raise OutboxError("track: give a prefix (record events), refresh (page "
+                              "refreshes), or both")
+        if prefix is not None:
+            _check_prefix(prefix)
+        if isinstance(refresh, str):
+            _check_prefix(refresh, "refresh")
         mapper = inspect(model)
         if mapper not in self.tracked:
             # The mapper's own events see what the flush really wrote: a cascade's and an
@@ -125,7 +145,7 @@ class Outbox:
                 hook = functools.partial(self._changed, action)
                 event.listen(model, name, hook, propagate=True)
                 self._hooks.append((model, name, hook))
-        self.tracked[mapper] = _Tracked(model, prefix, data, title, user)
+        self.tracked[mapper] = _Tracked(model, prefix, data, title, user, refresh)
         return model
 
     def _tracking(self, obj):
@@ -150,21 +170,99 @@ class Outbox:
         changes = _changes(state) if action == "updated" else {}
         if action == "updated" and not changes:
             return  # dirty, but no column changed (a collection did): no UPDATE of it
-        row = self._row(tracking, target, action, changes)
-        state.session.info.setdefault(_CHANGED, {}).setdefault(self._id, []).append(
-            (tracking.mapper, row))
+        info = state.session.info
+        if tracking.prefix is not None:
+            row = self._row(tracking, target, action, changes)
+            info.setdefault(_CHANGED, {}).setdefault(self._id, []).append((tracking.mapper, row))
+        if tracking.refresh is not None:
+            stream = tracking.refresh(target) if callable(tracking.refresh) else tracking.refresh
+            if stream:
+                _check_prefix(stream, "refresh")
+                info.setdefault(_REFRESH, {}).setdefault(self._id, []).append(
+                    (tracking.mapper, stream))
 
     def _after_flush(self, session, _context):
-        changed = session.info.get(_CHANGED, {}).pop(self._id, None)
-        if not changed:
+        session.info[_FLUSHED] = True
+        changed = session.info.get(_CHANGED, {}).pop(self._id, None) or []
+        streams = session.info.get(_REFRESH, {}).pop(self._id, None) or []
+        refreshed = session.info.setdefault(_STREAMS, {}).setdefault(self._id, set())
+        rows = [row for _mapper, row in changed]
+        for _mapper, stream in streams:  # once per stream and transaction, after its rows
+            if stream not in refreshed:
+                refreshed.add(stream)
+                rows.append(_refresh_row(stream))
+        if not rows:
             return
-        rows = outbox_rows.batched([row for _mapper, row in changed])
-        connection = session.connection(bind_arguments={"mapper": changed[0][0]})
+        mapper = (changed or streams)[0][0]
+        self._write(session, lambda: session.connection(bind_arguments={"mapper": mapper}), rows)
+
+    def _write(self, session, connection, rows):
+        """Write ``rows`` in the transaction of ``session`` (``connection()``: its
+        connection), noted for the commit: numbered by it (PostgreSQL), handed to the
+        recorders, shipped. In testing mode only noted."""
+        rows = outbox_rows.batched(rows)
+        if self.testing or self.recorders:
+            session.info.setdefault(_WRITTEN, {}).setdefault(self._id, []).extend(rows)
+        if self.testing:
+            return
+        connection = connection()
         unnumbered = outbox_rows.write(connection, self.table, rows)
-        session.info.setdefault(_ROWS, {}).setdefault(self._id, rows[0]["batch"])
-        if unnumbered:  # the commit numbers them (PostgreSQL: see outbox_rows.write)
+        session.info.setdefault(_ROWS, {}).setdefault(self._id, (rows[0]["batch"],
+                                                                  connection.engine))
+        self._unnumbered(connection, unnumbered)
+
+    def _unnumbered(self, connection, ids):
+        if ids:  # the commit numbers them (PostgreSQL: see outbox_rows.write)
             self._watch(connection.engine)
-            connection.info.setdefault(_UNNUMBERED, {}).setdefault(self._id, []).extend(unnumbered)
+            connection.info.setdefault(_UNNUMBERED, {}).setdefault(self._id, []).extend(ids)
+
+    # -- alerts: a notification written like a change ------------------------------------
+
+    @staticmethod
+    def writing(session):
+        """True when ``session`` is in a transaction that has written (flushed) or has
+        changes to write: an alert made now belongs to it (:meth:`enqueue`). A session
+        that only read is not: its transaction may never be committed."""
+        if not session.in_transaction():
+            return False
+        return bool(session.info.get(_FLUSHED) or session.new or session.dirty
+                    or session.deleted)
+
+    def enqueue(self, envelope, session=None, engine=None):
+        """Publish ``envelope`` (a dict with topic, title, ...) through the outbox.
+
+        With ``session`` (in a transaction): its row is written in that transaction,
+        after what the session has pending (flushed first), and published after the
+        commit, never for a rollback. Otherwise, with ``engine``: written in a
+        transaction of its own, now. Either way nothing here waits for Herald.
+        """
+        try:
+            encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"),
+                                 ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise OutboxError(f"{envelope.get('topic')}: not JSON: {exc}") from None
+        row = outbox_rows.new_row(envelope["topic"], encoded)
+        if session is not None:
+            if session.new or session.dirty or session.deleted:
+                session.flush()  # the alert comes after the changes made before it
+            self._write(session, lambda: session.connection(
+                bind_arguments={"clause": self.table.select()}), [row])
+            return
+        rows = outbox_rows.batched([row])
+        if self.testing:
+            self._deliver(rows)
+            return
+        with engine.begin() as connection:
+            self._unnumbered(connection, outbox_rows.write(connection, self.table, rows))
+        self._deliver(rows)
+        self._shipping(engine, rows[0]["batch"])
+
+    def _deliver(self, rows):
+        """Committed: what ``rows`` publish, to each recorder."""
+        if self.recorders:
+            envelopes = [json.loads(row["envelope"]) for row in rows]
+            for recorder in list(self.recorders):
+                recorder.extend(envelopes)
 
     # -- the commit: number the rows, then wake the relay ------------------------------
 
@@ -235,11 +333,15 @@ class Outbox:
         return outbox_rows.new_row(envelope["topic"], encoded)
 
     def _after_commit(self, session):
+        written = session.info.get(_WRITTEN, {}).pop(self._id, None)
+        if written:
+            self._deliver(written)
         first = session.info.get(_ROWS, {}).pop(self._id, None)  # each outbox its own
-        if first is None:
-            return
-        bind = session.get_bind(mapper=next(iter(self.tracked)))
-        engine = bind.engine if isinstance(bind, Connection) else bind
+        if first is not None:
+            self._shipping(first[1], first[0])
+
+    def _shipping(self, engine, first):
+        """Rows whose first batch is ``first`` were just committed: ship them."""
         if self.auto_start and (self.relay is None or not self.relay.running):
             self.start(engine)  # the first time, or after its thread was lost (a fork)
         if self.eager is not None and self.eager(self, engine, first):
@@ -272,16 +374,17 @@ class Outbox:
         """The transaction ended (committed or not): what it noted goes. A savepoint's
         end is not the transaction's: what the outer one wrote before it still counts."""
         if transaction.parent is None:
-            session.info.get(_ROWS, {}).pop(self._id, None)
-            session.info.get(_CHANGED, {}).pop(self._id, None)
+            for key in (_ROWS, _CHANGED, _REFRESH, _STREAMS, _WRITTEN):
+                session.info.get(key, {}).pop(self._id, None)
+            session.info.pop(_FLUSHED, None)
 
     # -- the table and the relay -----------------------------------------------------------
 
     def create_table(self, engine):
-        """Make the outbox table (and on PostgreSQL its sequence) if not there yet, or
-        bring one an earlier version made up to date (its ``seq`` column)."""
+        """Make the outbox table if not there yet, or bring one an earlier version made
+        up to date (its ``seq`` column). With the table in your app's metadata, your
+        migrations make it instead (``flask db migrate`` renders it whole)."""
         self.table.create(engine, checkfirst=True)
-        self.table.info["sequence"].create(engine, checkfirst=True)  # no-op where none
         with engine.begin() as connection:
             outbox_rows.upgrade(connection, self.table)  # a table made before its seq
 
@@ -347,11 +450,18 @@ class Outbox:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def _check_prefix(prefix):
+def _check_prefix(prefix, what="prefix"):
     if not isinstance(prefix, str) or not re.fullmatch(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*", prefix) \
             or len(prefix) > 180:
-        raise OutboxError(f"prefix: {prefix!r} must be dot-separated segments of [a-z0-9_-], "
-                          "e.g. board.card")
+        raise OutboxError(f"{what}: {prefix!r} must be dot-separated segments of [a-z0-9_-] "
+                          "(at most 180 characters), e.g. board.card")
+
+
+def _refresh_row(stream):
+    """The row of one page refresh: ``<stream>.refresh``, a data event."""
+    envelope = {"topic": f"{stream}.refresh", "title": f"{stream} changed", "kind": "data",
+                "data": {"stream": stream}}
+    return outbox_rows.new_row(envelope["topic"], json.dumps(envelope, separators=(",", ":")))
 
 
 def _columns(state):

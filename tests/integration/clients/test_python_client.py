@@ -242,7 +242,11 @@ def test_the_template_helper_renders_what_a_page_needs_to_connect(host_app):
     with app.test_request_context("/"):
         html = render_template_string("{{ herald_scripts() }}")
     assert '<script src="http://herald.example:5000/client/socket.io.js"></script>' in html
-    assert '<script src="http://herald.example:5000/client/herald.js"></script>' in html
+    # herald.js from the host app itself (there even while Herald is away), as shipped
+    assert '<script src="/herald/herald.js"></script>' in html
+    served = app.test_client().get("/herald/herald.js")
+    assert served.status_code == 200 and served.mimetype == "text/javascript"
+    assert served.data == (ROOT / "clients" / "js" / "herald.js").read_bytes()
     settings = json.loads(html.split('id="herald-connect">', 1)[1].split("</script>", 1)[0])
     assert settings["url"] == "http://herald.example:5000" and settings["tokenUrl"] == "/herald/token"
     assert settings["user"] == "carol"
