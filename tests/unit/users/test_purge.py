@@ -38,3 +38,29 @@ def test_a_digest_collects_no_private_notification_older_than_itself():
     assert not digests.wants(record, before)
     assert digests.wants(record, after)
     assert digests.wants(record, {**before, "user": None})  # public: not the floor's business
+
+
+def test_no_two_user_ids_share_a_per_user_key():
+    """A user id is any string (docs/contract.md, account identity): each per-user key is
+    one prefix plus the whole id, and no prefix begins another one, or any other key
+    Herald writes, so that no id (``a:b``, ``ids:x``, ``4``/``42``) reaches another's."""
+    from app.realtime import presence
+    from app.stream import keys
+
+    builders = [subscriptions.key, preferences.key, *(
+        (lambda user, i=i: read_state.keys_of(user)[i]) for i in range(3)), *(
+        (lambda user, i=i: archive_and_snooze.keys_of(user)[i]) for i in range(2)),
+        lambda user: BORN + user, lambda user: f"herald:presence:where:{user}",
+        lambda user: f"herald:user:{user}"]
+    prefixes = [build("") for build in builders]
+    assert len(purge.per_user_keys("")) == 7 and set(purge.per_user_keys("")) <= set(prefixes)
+    for one in prefixes:
+        assert one.endswith(":")
+        assert [other for other in prefixes if other != one and other.startswith(one)] == []
+    others = [value for module in (keys, archive_and_snooze, presence, accounts)
+              for value in vars(module).values()
+              if isinstance(value, str) and value.startswith("herald:") and value not in prefixes]
+    assert others and not [(o, p) for o in others for p in prefixes if o.startswith(p)]
+    ids = ["a", "a:b", "b", "4", "42", "ids:x", "user:4", "x" * 255, "a\tb"]
+    built = [build(user) for build in builders for user in ids]
+    assert len(set(built)) == len(built)
