@@ -247,6 +247,14 @@ def test_any_string_sub_gets_its_own_private_notifications_everywhere(server, re
             assert [i for name, i, _data in events if name == "message"] == expected, user
         finally:
             stream.close()
+        made = requests.post(server.url + "/api/stream-token", timeout=5,
+                             headers={"Authorization": "Bearer " + token(user)}).json()
+        stream = EventStream(server, params={"token": made["token"]}, last_id=before)  # EventSource's
+        try:
+            events = stream.events_until("replayed")
+            assert [i for name, i, _data in events if name == "message"] == expected, user
+        finally:
+            stream.close()
         feed = requests.get(server.url + "/api/notifications", params={"after": before},
                             headers={"Authorization": "Bearer " + token(user)}, timeout=5)
         assert [n["id"] for n in feed.json()["notifications"]] == expected, user

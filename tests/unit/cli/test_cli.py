@@ -102,6 +102,18 @@ def test_notify_publishes_and_prints_the_id(runner, redis):
     assert stored["body"] == "42 GB" and stored["data"] == {"gb": 42} and stored["user"] == "ann"
 
 
+@pytest.mark.parametrize("user", ["42", "user:42", "alice@example.com", "Zo\u00eb M\u00fcller", "-1",
+                                  "x" * 255])
+def test_notify_addresses_any_user_id(runner, redis, user):
+    """``--user`` is a user id, any string of 1-255 characters (docs/contract.md)."""
+    result = runner.invoke(args=["notify", "ops.backup", "Backup done", "--user", user])
+    assert result.exit_code == 0, result.output
+    [(_entry_id, fields)] = redis.xrange(STREAM)
+    assert fields[b"user"].decode() == orjson.loads(fields[b"envelope"])["user"] == user
+    refused = runner.invoke(args=["notify", "ops.backup", "Backup done", "--user", "x" * 256])
+    assert refused.exit_code == 1 and "user: must be a string of 1-255 characters" in refused.output
+
+
 def test_notify_rejects_bad_input_and_stores_nothing(runner, redis):
     result = runner.invoke(args=["notify", "Bad Topic", "x"])
     assert result.exit_code == 1 and "topic: " in result.output
