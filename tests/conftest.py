@@ -28,6 +28,7 @@ from app import create_app  # noqa: E402
 from app.settings import TestConfig  # noqa: E402
 from app.users import accounts  # noqa: E402
 from tests import support  # noqa: E402
+from tests.databases import PostgresMissing, fresh_database, postgres_server  # noqa: E402
 from tests.support import LiveServer, RedisServer, SmtpServer  # noqa: E402
 
 ADMIN = ("ada", "ada-password")
@@ -146,3 +147,35 @@ def _no_stray_env(monkeypatch):
     """Tests never talk to a developer's own Redis by accident."""
     monkeypatch.delenv("REDIS_URL", raising=False)
     monkeypatch.setenv("SECRET_KEY", "test-secret-key")
+
+
+# -- SQL databases (the outbox's and the host apps' tests): tests/databases.py ---------------
+# postgres_cluster (session): a private PostgreSQL cluster, started when first needed;
+# postgres_url: a fresh database on it per test; sqlite_url: a file under tmp_path;
+# database_url: each of the two in turn (test ids sqlite, postgresql). No PostgreSQL
+# installed fails these tests (make test installs it); they are never skipped.
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    try:
+        with postgres_server() as url:
+            yield url
+    except PostgresMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster):
+    with fresh_database(postgres_cluster) as url:
+        yield url
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'outbox.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request):
+    name = "postgres_url" if request.param == "postgresql" else "sqlite_url"
+    return request.getfixturevalue(name)

@@ -45,7 +45,7 @@ import weakref
 
 from sqlalchemy import event, inspect
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, scoped_session
 
 from . import outbox_relay, outbox_rows
 
@@ -223,6 +223,7 @@ class Outbox:
         """True when ``session`` is in a transaction that has written (flushed) or has
         changes to write: an alert made now belongs to it (:meth:`enqueue`). A session
         that only read is not: its transaction may never be committed."""
+        session = _current(session)
         if not session.in_transaction():
             return False
         return bool(session.info.get(_FLUSHED) or session.new or session.dirty
@@ -243,6 +244,7 @@ class Outbox:
             raise OutboxError(f"{envelope.get('topic')}: not JSON: {exc}") from None
         row = outbox_rows.new_row(envelope["topic"], encoded)
         if session is not None:
+            session = _current(session)
             if session.new or session.dirty or session.deleted:
                 session.flush()  # the alert comes after the changes made before it
             self._write(session, lambda: session.connection(
@@ -455,6 +457,11 @@ def _check_prefix(prefix, what="prefix"):
             or len(prefix) > 180:
         raise OutboxError(f"{what}: {prefix!r} must be dot-separated segments of [a-z0-9_-] "
                           "(at most 180 characters), e.g. board.card")
+
+
+def _current(session):
+    """The Session itself: a scoped_session's current one (Flask-SQLAlchemy's db.session)."""
+    return session() if isinstance(session, scoped_session) else session
 
 
 def _refresh_row(stream):

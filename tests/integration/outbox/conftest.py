@@ -1,5 +1,5 @@
-"""Databases for the transactional outbox's tests (herald_client.sqlalchemy),
-which must hold on SQLite and on PostgreSQL alike.
+"""The transactional outbox's tests (herald_client.sqlalchemy), which must hold on
+SQLite and on PostgreSQL alike (the database fixtures are tests/conftest.py's).
 
 - ``postgres_cluster`` (session): a private PostgreSQL cluster
   (tests/databases.py), started when a test first needs it, stopped at the end;
@@ -18,33 +18,6 @@ import pytest
 
 from app.users import accounts
 from herald_client import HeraldClient, retry_policy
-from tests.databases import PostgresMissing, fresh_database, postgres_server
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster():
-    try:
-        with postgres_server() as url:
-            yield url
-    except PostgresMissing as missing:
-        pytest.fail(str(missing), pytrace=False)
-
-
-@pytest.fixture
-def postgres_url(postgres_cluster):
-    with fresh_database(postgres_cluster) as url:
-        yield url
-
-
-@pytest.fixture
-def sqlite_url(tmp_path):
-    return f"sqlite:///{tmp_path / 'outbox.db'}"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request):
-    name = "postgres_url" if request.param == "postgresql" else "sqlite_url"
-    return request.getfixturevalue(name)
 
 
 @pytest.fixture
