@@ -6,6 +6,29 @@
  *     herald.subscribe(['ops']);
  *     Herald.sync(records, 'board.record', {fetch: true});  // a Backbone collection, kept live
  *
+ * Without a framework. Every notification is also a DOM event on
+ * `document.body`, `herald:<topic>` with the envelope as `detail` (it bubbles:
+ * htmx's `hx-trigger="herald:board.card.updated from:body"` and
+ * `document.addEventListener('herald:board.card.updated', ...)` both hear it;
+ * `domEvents: false` turns it off). `Herald.sync` also keeps a plain store
+ * live: a `Map`, a `Herald.Store` (a Map-like store whose `add`, `change`,
+ * `remove` and `update` events a page renders from), or anything with
+ * `get(id)`, `set(id, record)` and `delete(id)`, records being plain objects:
+ *
+ *     var cards = new Herald.Store(page.cards);
+ *     cards.on('update', render);
+ *     Herald.sync(cards, 'board.card', {since: page.heraldCursor});
+ *
+ * A server-rendered page can simply be refreshed instead: with
+ * `<meta name="herald-refresh" content="board">` in it (the Flask extension's
+ * `{{ herald_refresh("board") }}`), `Herald.connect(Herald.pageOptions())`
+ * subscribes to `board.refresh` and, when the host app says the stream
+ * changed, fetches the page again and morphs the body into the new one with
+ * Idiomorph (loaded from Herald at /client/idiomorph.js when first needed),
+ * keeping scroll, focus and what is being typed; `herald:refreshed` follows
+ * on `document`. An element with an id and `data-herald-permanent` is left as
+ * it is (as Turbo's `data-turbo-permanent`).
+ *
  * A page that renders its records into the HTML can render with them the
  * Herald stream id they are as of (the host app's outbox knows it), and then
  * `Herald.sync(records, 'board.record', {since: cursor})`: once subscribed,
@@ -13,7 +36,10 @@
  * REST, so a change made between the render and the subscription is not lost.
  *
  * One file, no build step, served by Herald at /client/herald.js with
- * socket.io-client beside it at /client/socket.io.js. When Backbone is on
+ * socket.io-client beside it at /client/socket.io.js (a page may serve this
+ * file from its own origin: when socket.io-client is not on the page, because
+ * Herald was down as the page loaded, the client loads it from Herald itself,
+ * retrying as it would reconnect, and then goes live). When Backbone is on
  * the page the client's dispatcher is a `Backbone.Events` (views can
  * `listenTo` it); otherwise a minimal emitter with `on`, `once`, `off` and
  * `trigger`.
@@ -40,7 +66,9 @@
  * `subscriptions:error` (a message), `action:error` (a change that failed:
  * a message for people, then {message, status, retryable, action, ids, error}),
  * `sync:error` (Herald.sync's catch-up from `since` failed for good, without
- * {fetch: true} to fall back on: the Error, then {prefix, collection})
+ * {fetch: true} to fall back on, or a plain store's fetch failed: the Error,
+ * then {prefix, collection, store}), `refreshed` and `refresh:error` (the
+ * page's refresh: done, or failed, the Error then {url, status, retrying})
  * and `error` (an Error: refused for good).
  *
  * Failures say what they mean. A change (archive, snooze, markRead, send)
@@ -67,6 +95,7 @@
   var RETRY_AFTER_MAX = 300;    // s: the most of a server's retry_after hint that is heeded
   var SYNC_ACTIONS = {created: true, updated: true, deleted: true};
   var UNREACHABLE = 'Herald is unreachable';
+  var TOPIC = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;  // a topic, as the envelope's rule has it
 
   // ---- Events ----------------------------------------------------------------
 
@@ -117,6 +146,91 @@
       return events;
     }
     return new Emitter();
+  }
+
+  // ---- The page: DOM events and scripts -------------------------------------
+
+  // An error in a page's listener, told to the browser's console (and
+  // window.onerror, where reportError exists) without stopping what we do.
+  function report(error) {
+    try {
+      if (typeof root.reportError === 'function') root.reportError(error);
+      else if (root.console) root.console.error(error);
+    } catch (e) { /* nowhere to tell it */ }
+  }
+
+  // Dispatch the DOM event `name` with `detail` on `target`; it bubbles, so
+  // that `document` hears what `document.body` does. A listener that throws
+  // is reported and is no hindrance (a browser's dispatchEvent does not
+  // throw, but older ones and stand-ins may).
+  function domEvent(target, name, detail) {
+    if (!target || typeof target.dispatchEvent !== 'function') return;
+    try {
+      var event;
+      if (typeof root.CustomEvent === 'function') {
+        event = new root.CustomEvent(name, {detail: detail, bubbles: true});
+      } else {
+        event = root.document.createEvent('CustomEvent');
+        event.initCustomEvent(name, true, false, detail);
+      }
+      target.dispatchEvent(event);
+    } catch (error) {
+      report(error);
+    }
+  }
+
+  // Where a notification's DOM event goes: the body, else the document; none
+  // where there is no document (Node, a worker).
+  function eventTarget() {
+    var document = root.document;
+    return document ? document.body || document : null;
+  }
+
+  var scripts = {};  // url -> the promise of its load, while it loads and once it has
+
+  // Load the classic script at `url` (a <script> tag in the head), once, for
+  // the global `name` it defines: a promise of that global. When it cannot be
+  // loaded, or does not define `name`, the promise rejects and the tag is
+  // removed, so that a later call tries again.
+  function loadScript(url, name) {
+    if (root[name]) return Promise.resolve(root[name]);
+    if (scripts[url]) return scripts[url];
+    var promise = scripts[url] = new Promise(function (resolve, reject) {
+      var document = root.document;
+      if (!document || typeof document.createElement !== 'function') {
+        throw new Error('Herald: no document to load ' + url + ' into');
+      }
+      var script = document.createElement('script');
+      function fail(message) {
+        if (script.parentNode) script.parentNode.removeChild(script);
+        reject(new Error(message));
+      }
+      script.onload = function () {
+        if (root[name]) resolve(root[name]);
+        else fail(url + ' did not define ' + name);
+      };
+      script.onerror = function () { fail('could not load ' + url); };
+      script.async = true;
+      script.src = url;
+      (document.head || document.documentElement || document.body).appendChild(script);
+    });
+    promise.catch(function () {
+      if (scripts[url] === promise) delete scripts[url];
+    });
+    return promise;
+  }
+
+  // The contents of the page's <meta name="NAME" content="..."> tags, in order,
+  // each once, blank ones left out.
+  function metaContents(name) {
+    var document = root.document, found = [];
+    if (!document || typeof document.querySelectorAll !== 'function') return found;
+    var tags = document.querySelectorAll('meta[name="' + name + '"]');
+    for (var i = 0; i < tags.length; i++) {
+      var content = String(tags[i].getAttribute('content') || '').trim();
+      if (content && found.indexOf(content) < 0) found.push(content);
+    }
+    return found;
   }
 
   // ---- Ids and the cursor ----------------------------------------------------
@@ -294,12 +408,16 @@
     if (!options.token && !options.getToken) {
       throw new Error('Herald.connect: give a token or a getToken function');
     }
+    var refresh = [].concat(options.refresh || []);
+    refresh.forEach(function (stream) {
+      if (typeof stream !== 'string' || !TOPIC.test(stream)) {
+        throw new Error('Herald.connect: refresh ' + JSON.stringify(stream) + ' is not a stream name ' +
+                        '(dot-separated segments of a-z, 0-9, _ and -)');
+      }
+    });
     var io = options.io || root.io;
-    if (typeof io !== 'function') {
-      throw new Error('Herald.connect: socket.io-client is not loaded (load /client/socket.io.js first)');
-    }
     self.options = options;
-    self.io = io;
+    self.io = typeof io === 'function' ? io : null;  // else loaded from Herald when opening
     self.base = baseUrl(options.url);
     self.dispatcher = options.dispatcher || makeDispatcher();
     self.tokens = new TokenSource(options);
@@ -307,6 +425,14 @@
     var key = options.remember && self.user ? 'herald.lastId.' + self.user : null;
     self.cursor = new Cursor(key, options.lastId);
     self.topics = (options.topics || []).slice();
+    // The page's refresh streams: `<stream>.refresh` says the stream changed.
+    self.refreshTopics = {};
+    refresh.forEach(function (stream) {
+      var topic = stream + '.refresh';
+      self.refreshTopics[topic] = true;
+      if (self.topics.indexOf(topic) < 0) self.topics.push(topic);
+    });
+    self.page = null;       // the PageRefresh, once one is needed
     self.state = 'connecting';
     self.redis = 'up';      // as the server last said (`status`)
     self.retryAt = null;    // when the next reconnect is tried (ms), while one waits
@@ -371,9 +497,16 @@
     });
   };
 
+  // Herald's address for `path` (under its path, behind a proxy).
+  Client.prototype._url = function (path) {
+    return this.base.origin + this.base.path + path;
+  };
+
   Client.prototype._open = function () {
     var self = this;
-    if (self.closed) return;
+    if (self.closed || self.loadingIo) return;
+    if (!self.io && typeof root.io === 'function') self.io = root.io;
+    if (!self.io) return self._loadSocketIo();
     var socket = self.socket = self.io(self.base.origin + NAMESPACE, {
       path: self.base.path + '/socket.io',
       transports: self.options.transports || ['websocket', 'polling'],
@@ -456,6 +589,26 @@
     root.addEventListener('online', self._online);
   };
 
+  // socket.io-client is not on the page (it comes from Herald, and Herald was
+  // down when the page loaded): load it from Herald (`socketIoUrl`), and
+  // when that fails, try again after the reconnect backoff's delay, until it
+  // comes; then the socket opens with the cursor, as a reconnect does.
+  Client.prototype._loadSocketIo = function () {
+    var self = this;
+    var url = self.options.socketIoUrl || self._url('/client/socket.io.js');
+    self.loadingIo = true;
+    loadScript(url, 'io').then(function (io) {
+      self.loadingIo = false;
+      if (typeof io !== 'function') throw new Error(url + ' did not define io');
+      self.io = io;
+      self._open();
+    }).catch(function (error) {
+      self.loadingIo = false;
+      if (self.socket) return report(error);  // opened: the error was _open's own
+      self._retry(self.lost, 0, 'socket.io-client could not be loaded from ' + url);
+    });
+  };
+
   // Whether the server reaches Redis: {redis: 'up'|'down', since: ms}.
   Client.prototype._status = function (status) {
     if (!status || (status.redis !== 'up' && status.redis !== 'down')) return;
@@ -476,7 +629,9 @@
     self.retryTimer = setTimeout(function () {
       self.retryTimer = null;
       self.retryAt = null;
-      if (!self.closed && !self.socket.connected) self.socket.connect();
+      if (self.closed) return;
+      if (!self.socket) self._open();  // socket.io-client could not be loaded yet
+      else if (!self.socket.connected) self.socket.connect();
     }, delay);
     self.dispatcher.trigger('retrying', {at: self.retryAt, delay: delay, reason: reason || null});
   };
@@ -485,13 +640,13 @@
   // the client has given up (refused for good), this tries again too. The
   // backoff is not reset: if this fails, the next wait is the longer one.
   Client.prototype.reconnect = function () {
-    if (this.closed || !this.socket || this.socket.connected) return false;
+    if (this.closed || this.loadingIo || (this.socket && this.socket.connected)) return false;
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.retryAt = null;
     this.retriedAuth = false;
     this._state('reconnecting');
-    this.socket.connect();
+    if (this.socket) this.socket.connect(); else this._open();
     return true;
   };
 
@@ -511,15 +666,23 @@
     self.dispatcher.trigger('error', error);
   };
 
+  // Deliver a notification, once: to the dispatcher, as a DOM event
+  // `herald:<topic>` on the body (unless `domEvents: false`), and to the
+  // page's refresh when it says that one of the page's streams changed.
   Client.prototype._pump = function (envelope) {
     if (!this.cursor.advance(envelope.id)) return;  // seen already
     this.dispatcher.trigger('notification', envelope);
     this.dispatcher.trigger('notification:' + envelope.topic, envelope);
+    if (this.options.domEvents !== false) domEvent(eventTarget(), 'herald:' + envelope.topic, envelope);
+    if (this.refreshTopics[envelope.topic]) this._page().schedule();
   };
 
+  // The replay could not cover the gap: the page hears `reset`, reloads its
+  // feed (snapshot, load) and, when it refreshes from streams, refreshes.
   Client.prototype._reset = function () {
     var self = this;
     self.dispatcher.trigger('reset');
+    if (Object.keys(self.refreshTopics).length) self._page().schedule();
     if (self.options.snapshot || self.options.load) {
       self._loadSnapshot().catch(function () { /* the page keeps what it has */ });
     }
@@ -691,31 +854,341 @@
       root.removeEventListener('offline', this._offline);
       root.removeEventListener('online', this._online);
     }
+    if (this.page) this.page.stop();
     if (this.socket) this.socket.disconnect();
   };
 
-  // ---- Live Backbone collections ----------------------------------------------------
+  // ---- Page refresh by morphing ------------------------------------------------------
+
+  var REFRESH_DELAY = 150;      // ms after the last of a burst of changes (option refreshDelay)
+  var REFRESH_MAX_WAIT = 1000;  // ms: a steady stream of changes postpones a refresh no longer
+  var REFRESH_RETRY = 3000;     // ms: a refresh that failed is tried again once, this much later
+  var PERMANENT = 'data-herald-permanent';
+
+  // Idiomorph's options for a refresh: the body's children are morphed, so
+  // the body and the window keep their scroll; the field being typed in keeps
+  // its value, and focus and selection are put back where they were; an
+  // element with an id and data-herald-permanent is left as it is.
+  var MORPH_OPTIONS = {
+    morphStyle: 'innerHTML',
+    ignoreActiveValue: true,
+    restoreFocus: true,
+    callbacks: {
+      beforeNodeMorphed: function (node) {
+        return !(node.nodeType === 1 && node.id && node.hasAttribute(PERMANENT));
+      }
+    }
+  };
+
+  // Refreshes the page when one of its streams changed: fetches it again and
+  // morphs the body into the new one. A burst of changes makes one refresh
+  // (`delay` after the last one, at most REFRESH_MAX_WAIT after the first);
+  // one at a time: changes heard during a refresh make one more after it. A
+  // refresh that failed is tried again once, REFRESH_RETRY later; the page is
+  // never reloaded.
+  function PageRefresh(client) {
+    var delay = client.options.refreshDelay;
+    this.client = client;
+    this.delay = typeof delay === 'number' && delay >= 0 ? delay : REFRESH_DELAY;
+    this.timer = null;
+    this.first = 0;         // when the first change of the waiting burst came (ms)
+    this.running = null;    // the promise of the refresh under way
+    this.again = false;     // a change came during it
+    this.failures = 0;      // refreshes failed in a row since the last change
+  }
+
+  // A change was heard: refresh soon (after `delay`, or REFRESH_RETRY for the
+  // retry of one that failed).
+  PageRefresh.prototype.schedule = function (retry) {
+    var self = this, now = Date.now();
+    if (!retry) self.failures = 0;
+    if (self.running) {
+      self.again = true;
+      return;
+    }
+    if (self.timer) {
+      if (now - self.first >= REFRESH_MAX_WAIT) return;  // due within `delay`: not put off again
+      clearTimeout(self.timer);
+    } else {
+      self.first = now;
+    }
+    self.timer = setTimeout(function () {
+      self.timer = null;
+      self.run();
+    }, retry ? REFRESH_RETRY : self.delay);
+  };
+
+  // Refresh now: a promise of true once the page is refreshed, false when it
+  // could not be (`refresh:error` says why). During a refresh, one more follows it.
+  PageRefresh.prototype.run = function () {
+    var self = this, client = self.client, document = root.document;
+    clearTimeout(self.timer);
+    self.timer = null;
+    if (self.running) {
+      self.again = true;
+      return self.running;
+    }
+    self.again = false;
+    var url = root.location.href, status = 0, retry = false;
+    var page = Promise.resolve().then(function () {
+      return root.fetch(url, {credentials: 'same-origin', cache: 'no-store',
+                              headers: {Accept: 'text/html', 'X-Herald-Refresh': '1'}});
+    }).then(function (response) {
+      status = response.status;
+      if (!response.ok) throw new Error('HTTP ' + response.status);
+      return response.text();
+    });
+    function morph(loaded) {
+      if (client.closed) return false;
+      if (root.location.href !== url) {  // the page moved on (pushState): refresh it there
+        self.again = true;
+        return false;
+      }
+      var fresh = new root.DOMParser().parseFromString(loaded[0], 'text/html');
+      if (!fresh || !fresh.body) throw new Error('the answer is not an HTML page');
+      loaded[1].morph(document.body, fresh.body, MORPH_OPTIONS);
+      if (fresh.title) document.title = fresh.title;
+      self.failures = 0;
+      try {
+        client.dispatcher.trigger('refreshed', {url: url});
+      } catch (error) {
+        report(error);  // a listener's; the page is refreshed all the same
+      }
+      domEvent(document, 'herald:refreshed', {url: url});
+      return true;
+    }
+    function failed(cause) {
+      var error = new Error('Herald could not refresh the page: ' + ((cause && cause.message) || cause));
+      error.cause = cause;
+      error.status = status;  // 0: no answer (or not the page's fault)
+      retry = !client.closed && self.failures++ === 0;
+      client.dispatcher.trigger('refresh:error', error, {url: url, status: status, retrying: retry});
+      return false;
+    }
+    function settle(done) {
+      self.running = null;
+      if (client.closed) return false;
+      if (self.again) self.schedule();
+      else if (retry) self.schedule(true);
+      return done === true;
+    }
+    self.running = Promise.all([page, client._idiomorph()])
+      .then(morph)
+      .catch(failed)
+      .then(settle, function (error) {  // a listener of ours threw
+        report(error);
+        return settle(false);
+      });
+    return self.running;
+  };
+
+  PageRefresh.prototype.stop = function () {
+    clearTimeout(this.timer);
+    this.timer = null;
+  };
+
+  // The page's refresh (made when first needed).
+  Client.prototype._page = function () {
+    return this.page || (this.page = new PageRefresh(this));
+  };
+
+  // Refresh the page now (see PageRefresh): a promise of true once refreshed.
+  Client.prototype.refresh = function () {
+    return this._page().run();
+  };
+
+  // Idiomorph: the page's own, else loaded from Herald (`idiomorphUrl`).
+  Client.prototype._idiomorph = function () {
+    return loadScript(this.options.idiomorphUrl || this._url('/client/idiomorph.js'), 'Idiomorph');
+  };
+
+  // ---- Live Backbone collections and plain stores ------------------------------------
+
+  // A plain store of records, by id, in the order they came, for pages without
+  // a framework: Map-like (get, set, delete, has, keys, values, forEach, size),
+  // with the events a page renders from: `add` (record), `change` (record,
+  // previous), `remove` (record) and `update` after any of them, once for all
+  // the changes of a batch(fn) (Herald.sync batches a fetch and each page of a
+  // catch-up). Ids are compared as strings, as Backbone does (1 and '1' are
+  // one record); keys() gives them as strings. Usage:
+  //
+  //     var cards = new Herald.Store(page.cards);  // records with an `id`, kept silently
+  //     cards.on('update', function () { render(cards.values()); });
+  //     Herald.sync(cards, 'board.card', {since: page.heraldCursor});
+  function Store(records, options) {
+    var self = this;
+    self._events = {};
+    self._records = new Map();
+    self._batching = 0;
+    self._changed = false;
+    self.idAttribute = (options && options.idAttribute) || 'id';
+    (records || []).forEach(function (record) {
+      self._records.set(String(record[self.idAttribute]), record);
+    });
+  }
+
+  Store.prototype.on = Emitter.prototype.on;
+  Store.prototype.once = Emitter.prototype.once;
+  Store.prototype.off = Emitter.prototype.off;
+  Store.prototype.trigger = Emitter.prototype.trigger;
+
+  Store.prototype.get = function (id) {
+    return this._records.get(String(id));
+  };
+
+  Store.prototype.has = function (id) {
+    return this._records.has(String(id));
+  };
+
+  // Put `record` under `id`: `add`, or `change` with the record it replaces; then `update`.
+  Store.prototype.set = function (id, record) {
+    var key = String(id), previous = this._records.get(key);
+    this._records.set(key, record);
+    if (previous === undefined) this.trigger('add', record, this);
+    else this.trigger('change', record, previous, this);
+    this._updated();
+    return this;
+  };
+
+  // Take the record under `id` out: `remove`, then `update`. False when there was none.
+  Store.prototype['delete'] = function (id) {
+    var key = String(id), record = this._records.get(key);
+    if (record === undefined) return false;
+    this._records['delete'](key);
+    this.trigger('remove', record, this);
+    this._updated();
+    return true;
+  };
+
+  Store.prototype.keys = function () {
+    var keys = [];
+    this._records.forEach(function (record, key) { keys.push(key); });
+    return keys;
+  };
+
+  Store.prototype.values = function () {
+    var values = [];
+    this._records.forEach(function (record) { values.push(record); });
+    return values;
+  };
+
+  // callback(record, id, store) for each record, in order.
+  Store.prototype.forEach = function (callback, context) {
+    var self = this;
+    self._records.forEach(function (record, key) { callback.call(context, record, key, self); });
+  };
+
+  Object.defineProperty(Store.prototype, 'size', {
+    get: function () { return this._records.size; }
+  });
+
+  // Make the changes `fn` makes, then say `update` once (if anything changed).
+  Store.prototype.batch = function (fn) {
+    this._batching++;
+    try {
+      fn();
+    } finally {
+      if (--this._batching === 0 && this._changed) {
+        this._changed = false;
+        this.trigger('update', this);
+      }
+    }
+  };
+
+  Store.prototype._updated = function () {
+    if (this._batching) this._changed = true;
+    else this.trigger('update', this);
+  };
+
+  // Whether Herald.sync's `target` is a Backbone collection (add, remove, on
+  // and get), not a plain store: a Map has no add, remove or on; a Set no
+  // remove or get; a Herald.Store no add or remove (and is told by its class).
+  function isCollection(target) {
+    return !(target instanceof Store) && typeof target.add === 'function' &&
+      typeof target.remove === 'function' && typeof target.on === 'function' &&
+      typeof target.get === 'function';
+  }
+
+  // The ids in a plain store: its keys(), else what its forEach(value, key)
+  // gives, else those that Herald.sync put there (`written`: id -> id).
+  function idsIn(store, written) {
+    var ids = [], id;
+    if (typeof store.keys === 'function') {
+      var keys = store.keys();
+      if (Array.isArray(keys)) return keys.slice();
+      for (var step = keys.next(); !step.done; step = keys.next()) ids.push(step.value);
+      return ids;
+    }
+    if (typeof store.forEach === 'function') {
+      store.forEach(function (value, key) { ids.push(key); });
+      return ids;
+    }
+    for (id in written) ids.push(written[id]);
+    return ids;
+  }
 
   var CATCH_UP_LIMIT = 1000;   // notifications per page of the catch-up read (the server's most)
   var CATCH_UP_PAGES = 20;     // at most this many pages (20,000 changes): past that, fall back
   var CATCH_UP_RETRIES = 4;    // a failed catch-up read is tried again this many times...
   var catchUpBackoff = function () { return new Backoff(1000, 8000); };  // ...after these delays (ms)
 
-  // Keep `collection` in step with `<prefix>.created|updated|deleted`
-  // notifications whose `data` is the record (see Herald.sync).
-  Client.prototype.sync = function (collection, prefix, options) {
+  // Keep `target`, a Backbone collection or a plain store, in step with
+  // `<prefix>.created|updated|deleted` notifications whose `data` is the
+  // record (see Herald.sync).
+  Client.prototype.sync = function (target, prefix, options) {
     options = options || {};
     var self = this;
+    var backbone = isCollection(target);
+    if (!backbone && !(typeof target.get === 'function' && typeof target.set === 'function' &&
+                       typeof target['delete'] === 'function')) {
+      throw new Error('Herald.sync: give a Backbone collection, a Map, a Herald.Store ' +
+                      'or a store with get(id), set(id, record) and delete(id)');
+    }
+    if (!backbone && options.fetch && typeof options.fetch !== 'function') {
+      throw new Error('Herald.sync: a plain store is fetched by a function that returns ' +
+                      'its records (or a promise of them): {fetch: function () { ... }}');
+    }
     var versionOf = options.version || 'version';
-    var idAttribute = (collection.model && collection.model.prototype.idAttribute) || 'id';
+    var idAttribute = backbone ? (target.model && target.model.prototype.idAttribute) || 'id' :
+      options.idAttribute || target.idAttribute || 'id';
     var since = options.since == null || options.since === '' ? null : String(options.since);
     var deleted = {};  // id -> version at deletion, so a late stale update cannot revive it
-    var held = null;   // notifications that came while the collection was being fetched
+    var held = null;   // notifications that came while the target was being fetched
+    var written = {};  // id -> id: what this sync put in a plain store (see idsIn)
+    var fetches = 0;   // a plain store's fetches begun: only the newest one's records count
     // While the catch-up read runs: record id -> id of the newest notification
     // applied to it (live or caught up), so that the catch-up never applies a
     // change older than one already applied, even to records without versions.
     var touched = null;
     var stopped = false, retryTimer = null, wake = null;  // the catch-up's wait to read again
+
+    // The target's record under `id` (a model, or a plain record), or null; its
+    // version; put a record in; take one out; many changes at once.
+    function find(id) {
+      var found = target.get(id);
+      return found == null ? null : found;
+    }
+    function versionIn(found) {
+      return backbone ? found.get(versionOf) : found[versionOf];
+    }
+    function put(id, record, found) {
+      if (!backbone) {
+        target.set(id, record);
+        written[id] = id;
+      } else if (found) {
+        found.set(record);
+      } else {
+        target.add(record);
+      }
+    }
+    function drop(id, found) {
+      if (backbone) return target.remove(found);
+      target['delete'](id);
+      delete written[id];
+    }
+    function batch(fn) {
+      if (!backbone && typeof target.batch === 'function') target.batch(fn); else fn();
+    }
 
     function stale(record, previous, strictly) {
       var incoming = record[versionOf];
@@ -730,17 +1203,17 @@
         if (touched[id] && compareIds(at, touched[id]) <= 0) return;  // older than one applied
         touched[id] = at;
       }
-      var existing = collection.get(id);
-      var current = existing ? existing.get(versionOf) : deleted[id];
+      var existing = find(id);
+      var current = existing ? versionIn(existing) : deleted[id];
       if (action === 'deleted') {
         if (stale(record, current, true)) return;
         deleted[id] = record[versionOf];
-        if (existing) collection.remove(existing);
+        if (existing) drop(id, existing);
         return;
       }
       if (stale(record, current, false)) return;
       delete deleted[id];
-      if (existing) existing.set(record); else collection.add(record);
+      put(id, record, existing);
     }
 
     function receive(envelope) {
@@ -752,20 +1225,76 @@
       if (held) held.push([action, record, envelope.id]); else apply(action, record, envelope.id);
     }
 
-    // While the collection fetches, hold what arrives; apply it after, where
-    // the versions tell what the fetch already had.
-    function fetching(target) {
-      if (target === collection && !held) held = [];
-    }
-    function fetched(target) {
-      if (target !== collection || !held) return;
+    // While the target fetches, hold what arrives; apply it after, where the
+    // versions tell what the fetch already had.
+    function release() {
+      if (!held) return;
       var waiting = held;
       held = null;
       waiting.forEach(function (item) { apply(item[0], item[1], item[2]); });
     }
+    function fetching(collection) {
+      if (collection === target && !held) held = [];
+    }
+    function fetched(collection) {
+      if (collection === target) release();
+    }
 
+    function failed(error) {
+      error.prefix = prefix;
+      self.dispatcher.trigger('sync:error', error, {prefix: prefix, collection: target, store: target});
+    }
+
+    // A plain store's contents become the records `options.fetch()` gives (a
+    // list, or a promise of one); what arrives meanwhile is applied after them.
+    function fetchStore() {
+      var run = ++fetches, records;
+      if (!held) held = [];
+      try {
+        records = Promise.resolve(options.fetch());  // called now, as a collection's fetch is
+      } catch (error) {
+        records = Promise.reject(error);
+      }
+      return records.then(function (records) {
+        if (stopped || run !== fetches) return;
+        if (!Array.isArray(records)) {
+          throw new Error('Herald.sync: fetch for ' + prefix + ' gave no list of records');
+        }
+        batch(function () {
+          replace(records);
+          release();
+        });
+      }).catch(function (error) {
+        if (stopped || run !== fetches) return;
+        release();
+        failed(error);
+      });
+    }
+
+    // Replace a plain store's records with `records`.
+    function replace(records) {
+      var fresh = {};
+      records.forEach(function (record) {
+        if (record && record[idAttribute] != null) fresh[record[idAttribute]] = true;
+      });
+      idsIn(target, written).forEach(function (id) {
+        if (fresh[id]) return;
+        target['delete'](id);
+        delete written[id];
+      });
+      records.forEach(function (record) {
+        var id = record && record[idAttribute];
+        if (id == null) return;
+        delete deleted[id];
+        put(id, record, null);
+      });
+    }
+
+    // Fetch the whole target again: a collection's fetch(), a store's
+    // options.fetch (a promise of it done).
     function refetch() {
-      if (typeof collection.fetch === 'function') collection.fetch();
+      if (!backbone) return fetchStore();
+      if (typeof target.fetch === 'function') target.fetch();
     }
 
     // The catch-up: what was published under the prefix after `since` (the
@@ -774,7 +1303,7 @@
     // meanwhile are applied as they come; versions (and `touched`) keep the
     // newer of the two. A failure that may pass (no answer, 5xx, 429) is read
     // again after a backoff, a few times; then, or at once for any other, the
-    // collection is fetched whole ({fetch: true}) or `sync:error` is triggered.
+    // target is fetched whole ({fetch}) or `sync:error` is triggered.
     function catchUp() {
       var backoff = catchUpBackoff(), pages = 0;
       touched = {};
@@ -783,7 +1312,7 @@
           .then(function (reply) {
             if (stopped) return;
             var list = (reply && reply.notifications) || [];
-            list.forEach(receive);
+            batch(function () { list.forEach(receive); });
             pages++;
             backoff.reset();
             var next = reply && reply.last_id;
@@ -810,28 +1339,30 @@
         touched = null;
         if (stopped) return;
         if (options.fetch) return refetch();
-        error.prefix = prefix;
-        self.dispatcher.trigger('sync:error', error, {prefix: prefix, collection: collection});
+        failed(error);
       });
     }
 
     // The prefix joins the topics subscribed on every connect; once the first
-    // subscription covering it is acknowledged, changes flow, and the
-    // collection may be caught up (`since`) or fetched without missing any.
+    // subscription covering it is acknowledged, changes flow, and the target
+    // may be caught up (`since`) or fetched without missing any.
     var live = false, markReady;
     var ready = new Promise(function (resolve) { markReady = resolve; });
     function subscribed(topics) {
       if (live || !covers(topics, prefix)) return;
       live = true;
       if (since) return catchUp().then(markReady, markReady);  // (a listener of ours threw)
+      if (options.fetch && !backbone) return refetch().then(markReady, markReady);
       if (options.fetch) refetch();
       markReady();
     }
 
     self.dispatcher.on('notification', receive);
     self.dispatcher.on('subscriptions', subscribed);
-    collection.on('request', fetching);
-    collection.on('sync error', fetched);
+    if (backbone) {
+      target.on('request', fetching);
+      target.on('sync error', fetched);
+    }
     if (options.fetch) self.dispatcher.on('reset', refetch);  // replay could not cover the gap
     if (self.topics.indexOf(prefix) < 0) self.topics.push(prefix);
     if (self.state === 'connected') self.subscribe([prefix]).catch(function () {});
@@ -840,13 +1371,16 @@
       ready: ready,
       stop: function () {
         stopped = true;
+        held = null;
         clearTimeout(retryTimer);
         if (wake) wake();  // a catch-up waiting to read again ends now (and `ready` with it)
         self.dispatcher.off('notification', receive);
         self.dispatcher.off('subscriptions', subscribed);
         self.dispatcher.off('reset', refetch);
-        collection.off('request', fetching);
-        collection.off('sync error', fetched);
+        if (backbone) {
+          target.off('request', fetching);
+          target.off('sync error', fetched);
+        }
       }
     };
   };
@@ -856,6 +1390,7 @@
   var Herald = {
     VERSION: '1',
     Client: Client,
+    Store: Store,
     compareIds: compareIds,
 
     // Connect to Herald. Options: url (Herald's address; this page's origin by
@@ -865,7 +1400,26 @@
     // first, and again after a reset), readState (fetch it on every connect),
     // remember (keep the cursor in localStorage), lastId, dispatcher, transports,
     // reconnectionDelay and reconnectionDelayMax (ms: the first and the widest
-    // window a reconnect's delay is drawn from; 500 and 5000).
+    // window a reconnect's delay is drawn from; 500 and 5000), domEvents (false:
+    // no `herald:<topic>` DOM events), socketIoUrl (where socket.io-client is
+    // loaded from when the page has no `io`: <url>/client/socket.io.js).
+    //
+    // refresh: stream names (['board']; Herald.pageOptions reads them from the
+    // page's <meta name="herald-refresh" content="board"> tags). The client
+    // subscribes to `<stream>.refresh` and, when one comes (the host's outbox
+    // publishes it once per transaction that changed a model tracked for the
+    // stream), or after a `reset`, refreshes the page: refreshDelay (ms, 150)
+    // after the last of a burst and one at a time, it fetches location.href
+    // (same-origin credentials, `X-Herald-Refresh: 1`), morphs document.body
+    // into the new body with Idiomorph (the page's window.Idiomorph, else loaded
+    // from idiomorphUrl, <url>/client/idiomorph.js), keeping scroll, focus and
+    // the value being typed, sets document.title, triggers `refreshed` and
+    // dispatches `herald:refreshed` on document. One that fails triggers
+    // `refresh:error` and is tried again once, 3 s later.
+    //
+    // Throws only for a missing token and getToken, and a refresh name that is
+    // no stream: a Herald that cannot be reached (even one whose
+    // socket.io-client could not be loaded) is retried until it answers.
     connect: function (options) {
       var client = new Client(options);
       Herald.current = client;
@@ -874,8 +1428,10 @@
 
     // Options for connect() from the page: a page rendered with the Python
     // client's Flask extension (`{{ herald_scripts() }}`) carries Herald's URL,
-    // a token for its user and where to renew it in a JSON block; `extra`
-    // options are added (topics, snapshot, ...).
+    // a token for its user and where to renew it in a JSON block, and the
+    // streams it refreshes from in <meta name="herald-refresh" content="STREAM">
+    // tags (`{{ herald_refresh("board") }}`: options.refresh); `extra` options
+    // are added (topics, snapshot, ...) and win.
     pageOptions: function (extra, elementId) {
       var element = root.document.getElementById(elementId || 'herald-connect');
       if (!element) {
@@ -884,6 +1440,8 @@
       }
       var settings = JSON.parse(element.textContent);
       var options = {url: settings.url, token: settings.token, user: settings.user};
+      var refresh = metaContents('herald-refresh');
+      if (refresh.length) options.refresh = refresh;
       if (settings.tokenUrl) {
         options.getToken = function () {
           return root.fetch(settings.tokenUrl, {credentials: 'same-origin', cache: 'no-store'})
@@ -898,13 +1456,28 @@
       return options;
     },
 
-    // Keep a Backbone collection live: `<prefix>.created`, `.updated` and
-    // `.deleted` notifications whose `data` is a record (with its id, and
-    // optionally a `version`) add, update or remove it, ignoring stale versions.
+    // Keep a Backbone collection, or a plain store, live: `<prefix>.created`,
+    // `.updated` and `.deleted` notifications whose `data` is a record (with its
+    // id, and optionally a `version`) add, update or remove it, ignoring stale
+    // versions (a version not newer than the one held; a deletion older than
+    // it), and a deleted record is not brought back by a late stale update.
     // Subscribes the user to `prefix`; with {fetch: true} the collection is
     // fetched once that subscription is live (and again after a reset), and
     // what arrives during any fetch is applied after it. Returns {ready, stop}:
     // `ready` resolves once the subscription is live (and the catch-up done).
+    //
+    // A plain store: a Map, a Herald.Store, or any object with get(id),
+    // set(id, record) and delete(id) that is not a Backbone collection (one has
+    // add, remove, on and get); records are plain objects, their id is
+    // record[options.idAttribute || store.idAttribute || 'id'] and their version
+    // record[options.version || 'version']. Its `fetch` is a function returning
+    // the records (a list, or a promise of one), which replace the store's
+    // contents (the ids it no longer lists are deleted: a store is listed by its
+    // keys(), else its forEach, else by what this sync put in it); it runs
+    // where a collection's fetch would, `ready` waits for the first, what
+    // arrives meanwhile is applied after it, and one that fails is a
+    // `sync:error`. A store with batch(fn), as Herald.Store, gets a fetch and
+    // each page of a catch-up as one batch (one `update`).
     //
     // {since: id}: the collection holds the records as of that notification id
     // (a page rendered them, with the cursor its host app gave; null or left
@@ -916,13 +1489,25 @@
     // {fetch: true} too, this comes instead of the first fetch. A read that
     // fails is tried again after a backoff (4 times; at once given up when it
     // cannot pass, e.g. a 400 for a malformed id); then the collection is
-    // fetched ({fetch: true}), else the client triggers `sync:error` (the
-    // Error, then {prefix, collection}) and the page should reload its records.
-    // Usage: Herald.sync(records, 'board.record', {since: page.heraldCursor}).
-    sync: function (collection, prefix, options) {
+    // fetched ({fetch}), else the client triggers `sync:error` (the Error, then
+    // {prefix, collection, store}: both the target) and the page should reload
+    // its records.
+    // Usage: Herald.sync(records, 'board.record', {since: page.heraldCursor}),
+    // Herald.sync(new Map(), 'board.card', {fetch: loadCards}).
+    sync: function (store, prefix, options) {
       var client = (options && options.client) || Herald.current;
       if (!client) throw new Error('Herald.sync: call Herald.connect first');
-      return client.sync(collection, prefix, options);
+      return client.sync(store, prefix, options);
+    },
+
+    // Refresh the page now, as a `<stream>.refresh` notification would (see
+    // connect's `refresh`), without waiting: a promise of true once the body is
+    // morphed into the page's current one, false when it could not be
+    // (`refresh:error`). During a refresh, one more follows it.
+    refresh: function (options) {
+      var client = (options && options.client) || Herald.current;
+      if (!client) throw new Error('Herald.refresh: call Herald.connect first');
+      return client.refresh();
     }
   };
 
