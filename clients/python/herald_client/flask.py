@@ -63,7 +63,7 @@ from . import envelope as envelopes
 from . import outbox_wake
 from .errors import InvalidNotification
 from .jobs import Job
-from .publisher import HeraldClient
+from .publisher import HeraldClient, retry_policy
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 # Settings in app.config (these are the defaults); docs/adopt.md says more.
@@ -139,7 +139,9 @@ class Herald:
         app.extensions["herald"] = HeraldClient(server, config["HERALD_API_KEY"],
                                                 deadline=float(config["HERALD_TIMEOUT"]), **keys)
         self._relay_here = bool(config["HERALD_OUTBOX_RELAY"]) and not self.testing
-        self._make_outbox(app, HeraldClient(server, config["HERALD_API_KEY"], **keys))
+        # The relay's: one quick retry a round, then its own backoff (rows wait meanwhile).
+        self._make_outbox(app, HeraldClient(server, config["HERALD_API_KEY"],
+                                            retry=retry_policy(retries=1, backoff=0.1), **keys))
         app.add_url_rule(config["HERALD_TOKEN_URL"], "herald_token", self._token_view)
         app.add_url_rule(config["HERALD_SCRIPT_URL"], "herald_script", _script_view)
         app.add_template_global(self.scripts, "herald_scripts")
