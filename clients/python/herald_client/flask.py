@@ -108,6 +108,7 @@ class Herald:
         self._tracks = []  # track() calls made before init_app
         self.outbox = None  # a herald_client.sqlalchemy.Outbox, from init_app
         self.testing = False
+        self._own_url = None  # without Flask-SQLAlchemy: the outbox's own database
         self._own_engine = None
         if app is not None:
             self.init_app(app)
@@ -172,15 +173,29 @@ class Herald:
         for args, options in self._tracks:
             outbox.track(*args, **options)
         self._tracks = []
-        if database is None and not self.testing:
-            self._own_engine = _own_engine(app)
-            outbox.create_table(self._own_engine)
+        self._own_url = None if database is not None else _own_url(app)
+
+    def _own(self):
+        """The outbox's own database (an app without Flask-SQLAlchemy), made when first
+        needed: an app that only mints tokens gets no file and no thread."""
+        if self._own_engine is None:
+            from sqlalchemy import create_engine
+            if self._own_url.startswith("sqlite:///"):
+                os.makedirs(os.path.dirname(self._own_url[len("sqlite:///"):]) or ".",
+                            exist_ok=True)
+            engine = create_engine(self._own_url)
+            self.outbox.create_table(engine)
+            self._own_engine = engine
+        return self._own_engine
 
     def _start_quietly(self, app, made_only=False):
         """Start the relay; with ``made_only``, only when the outbox table is there (not
         before the app's migrations or ``create_all`` made it: then its first request
         or commit starts it)."""
         try:
+            if made_only and self._own_url is not None and self._own_engine is None \
+                    and not _exists(self._own_url):
+                return  # nothing was ever queued here
             engine = self._engine()
             if made_only:
                 from sqlalchemy import inspect
@@ -198,7 +213,8 @@ class Herald:
         if outbox is None or not outbox.auto_start or \
                 (outbox.relay is not None and outbox.relay.running):
             return
-        self._start_quietly(current_app)
+        # An app without Flask-SQLAlchemy that never queued has nothing to ship.
+        self._start_quietly(current_app, made_only=self._own_url is not None)
 
     # -- live data: the outbox ------------------------------------------------------------
 
@@ -221,8 +237,8 @@ class Herald:
     def _engine(self, engine=None):
         if engine is not None:
             return engine
-        if self._own_engine is not None:
-            return self._own_engine
+        if self._own_url is not None:
+            return self._own()
         database = current_app.extensions.get("sqlalchemy")
         if database is None:
             raise RuntimeError("give the engine, or set up Flask-SQLAlchemy before Herald")
@@ -389,15 +405,16 @@ def _script_view():
                      max_age=300)
 
 
-def _own_engine(app):
+def _own_url(app):
     """The outbox's database when the app has no Flask-SQLAlchemy: HERALD_OUTBOX_DATABASE,
     or a SQLite file in the app's instance folder."""
-    from sqlalchemy import create_engine
-    url = app.config["HERALD_OUTBOX_DATABASE"]
-    if not url:
-        os.makedirs(app.instance_path, exist_ok=True)
-        url = "sqlite:///" + os.path.join(app.instance_path, "herald-outbox.sqlite3")
-    return create_engine(url)
+    return app.config["HERALD_OUTBOX_DATABASE"] or \
+        "sqlite:///" + os.path.join(app.instance_path, "herald-outbox.sqlite3")
+
+
+def _exists(url):
+    """False for a SQLite file not made yet (other databases: assumed there)."""
+    return not url.startswith("sqlite:///") or os.path.exists(url[len("sqlite:///"):])
 
 
 def _after_the_response(outbox, engine, batch):

@@ -229,3 +229,18 @@ def test_herald_client_gives_up_within_its_deadline(tmp_path):
         herald.outbox.close()
     finally:
         silent.close()
+
+
+def test_an_app_that_only_mints_tokens_gets_no_outbox_file_and_no_relay(tmp_path):
+    threads = threading.active_count()
+    app = Flask("tokens", instance_path=str(tmp_path / "instance"))
+    app.config.update(HERALD_URL="http://127.0.0.1:9", HERALD_JWT_SECRET="s" * 32)
+    herald = Herald(app)
+    herald.user_loader(lambda: "42")
+    try:
+        reply = app.test_client().get("/herald/token")
+        assert reply.status_code == 200 and reply.get_json()["token"]
+        assert not (tmp_path / "instance").exists()
+        assert herald.outbox.relay is None and threading.active_count() == threads
+    finally:
+        herald.outbox.close()

@@ -213,8 +213,8 @@ def test_an_ec_key_signs_es256_tokens(tmp_path):
 
 
 @pytest.fixture
-def host_app():
-    app = Flask("host")
+def host_app(tmp_path):
+    app = Flask("host", instance_path=str(tmp_path))
     app.config.update(HERALD_URL="http://herald.example:5000", HERALD_JWT_SECRET=SECRET,
                       HERALD_TOPICS=["board"], SECRET_KEY="host")
     extension = Herald(app)
@@ -244,9 +244,9 @@ def test_the_template_helper_renders_what_a_page_needs_to_connect(host_app):
     assert '<script src="http://herald.example:5000/client/socket.io.js"></script>' in html
     # herald.js from the host app itself (there even while Herald is away), as shipped
     assert '<script src="/herald/herald.js"></script>' in html
-    served = app.test_client().get("/herald/herald.js")
-    assert served.status_code == 200 and served.mimetype == "text/javascript"
-    assert served.data == (ROOT / "clients" / "js" / "herald.js").read_bytes()
+    with app.test_client().get("/herald/herald.js") as served:
+        assert served.status_code == 200 and served.mimetype == "text/javascript"
+        assert served.data == (ROOT / "clients" / "js" / "herald.js").read_bytes()
     settings = json.loads(html.split('id="herald-connect">', 1)[1].split("</script>", 1)[0])
     assert settings["url"] == "http://herald.example:5000" and settings["tokenUrl"] == "/herald/token"
     assert settings["user"] == "carol"
