@@ -2,8 +2,9 @@
 
 Everything Herald-specific is marked ``# Herald``: the extension's settings
 and ``init_app``, who is signed in (``user_loader``), the outbox table, the
-cursor the board page renders with its cards, and the background job's
-private alert. The views never publish a card's change: they commit it, and
+cursor the board page renders with its cards, and the private alert to a
+card's new assignee (``herald.publish`` in the change's own transaction).
+The views never publish a card's change: they commit it, and
 ``herald.track`` (live.py) has that same commit write the event to Herald's
 outbox, which the relay ships (``HERALD_OUTBOX_RELAY``: in this process,
 unless ``flask --app examples.board.app:create_app herald relay`` runs it).
@@ -28,7 +29,7 @@ from flask import (
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import store
-from .alerts import AssignmentAlerts
+from .alerts import assignment_alert
 from .database import set_up
 from .live import herald
 from .models import COLUMNS, db
@@ -64,8 +65,6 @@ def create_app(config=None):
     with app.app_context():
         herald.outbox.create_table(db.engine)  # Herald: the outbox, beside the cards
         store.add_demo_users()
-    alerts = AssignmentAlerts(app.extensions["herald"])  # Herald: the background job
-    alerts.start()
 
     @herald.user_loader  # Herald: who is signed in
     def current_user():
@@ -142,9 +141,9 @@ def create_app(config=None):
         if store.update(card, fields, user):
             db.session.flush()
         answer = card.to_json()
-        db.session.commit()  # Herald: board.card.updated goes with it, when it changed
         if answer["assignee"] and answer["assignee"] != assignee:
-            alerts.queue.put((answer, user))  # Herald: an alert, after the commit (alerts.py)
+            assignment_alert(herald, answer, user)  # Herald: the alert, in this transaction
+        db.session.commit()  # Herald: board.card.updated goes with it, when it changed
         return jsonify(answer)
 
     @app.delete("/api/cards/<int:card_id>")

@@ -113,7 +113,7 @@ class Relay:
     is always kept: it is the cursor).
     """
 
-    def __init__(self, client, engine, table, poll=1.0, base=0.5, cap=30.0, keep=3600.0):
+    def __init__(self, client, engine, table, poll=1.0, base=0.5, cap=10.0, keep=3600.0):
         self.client, self.engine, self.table = client, engine, table
         self.poll, self.base, self.cap, self.keep = poll, base, cap, keep
         self._wake, self._stop = threading.Event(), threading.Event()
