@@ -52,8 +52,16 @@ def _unicode(field, value):
         _refuse(field, "must be valid Unicode (no lone surrogates)")
 
 
+def user_id(value):
+    """A user id as Herald takes it: an int (a primary key) becomes its digits."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 def check(envelope, json_default=None):
-    """Refuse ``envelope`` (a dict) as Herald would; returns it unchanged."""
+    """Refuse ``envelope`` (a dict) as Herald would; returns it, with an int ``user``
+    (a primary key) as its digits."""
+    if "user" in envelope:
+        envelope = dict(envelope, user=user_id(envelope["user"]))
     for field in envelope:
         if field in ("id", "ts"):
             _refuse(field, "is set by Herald and must not be sent")

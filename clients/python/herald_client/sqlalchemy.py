@@ -47,6 +47,7 @@ from sqlalchemy import event, inspect
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, scoped_session
 
+from . import envelope as envelopes
 from . import outbox_relay, outbox_rows
 
 ACTIONS = ("created", "updated", "deleted")
@@ -316,7 +317,7 @@ class Outbox:
             f"{type(obj).__name__} {record['id']} {action}"
         envelope = {"topic": f"{tracking.prefix}.{action}", "title": _title(title), "kind": "data",
                     "data": record}
-        owner = tracking.user(obj) if tracking.user else None
+        owner = envelopes.user_id(tracking.user(obj)) if tracking.user else None
         if owner:
             envelope["user"] = owner
         try:

@@ -194,7 +194,9 @@ def test_a_bad_field_is_refused_at_the_call_naming_it_and_nothing_is_written(dat
                 herald.publish("ops.x", "X", url="/posts/7")  # no request, no HERALD_APP_URL
             app.config["HERALD_APP_URL"] = "https://app.example/base/"
             herald.publish("ops.x", "X", url="/posts/7")
-        assert [e.get("url") for e in sent] == ["https://app.example/base/posts/7"]
+            herald.publish("ops.y", "Y", user=7)  # a primary key as it is
+        assert [e.get("url") for e in sent] == ["https://app.example/base/posts/7", None]
+        assert sent[1]["user"] == "7"
     finally:
         herald.outbox.close()
         with app.app_context():
