@@ -13,6 +13,8 @@ import time
 
 import jwt
 
+from .envelope import MAX_USER_CHARS, user_id
+
 
 def _algorithm_for(key):
     """HS256 for a shared secret; RS256 or ES256 for a PEM private key, by its type."""
@@ -55,9 +57,12 @@ class TokenSigner:
         self.issuer = issuer
 
     def token(self, user, ttl=600, topics=None):
-        """A token for ``user`` valid ``ttl`` seconds (and limited to ``topics``)."""
-        if not isinstance(user, str) or not user:
-            raise ValueError("user: must be a non-empty user name")
+        """A token for ``user`` (the user's stable id: an int primary key becomes its
+        digits) valid ``ttl`` seconds (and limited to ``topics``)."""
+        user = user_id(user)
+        if not isinstance(user, str) or not 1 <= len(user) <= MAX_USER_CHARS:
+            raise ValueError(f"user: must be a user id, a string of 1-{MAX_USER_CHARS} "
+                             "characters (or an int primary key)")
         now = int(time.time())
         claims = {"sub": user, "iat": now, "exp": now + int(ttl)}
         if topics is not None:

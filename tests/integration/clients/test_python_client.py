@@ -208,6 +208,10 @@ def test_an_ec_key_signs_es256_tokens(tmp_path):
     path.write_bytes(public)
     token = TokenSigner(private).token("dan", ttl=60)
     assert HostTokens(public_key_path=str(path)).verify(token).name == "dan"
+    # a primary key, as an int: its digits are the sub
+    assert HostTokens(public_key_path=str(path)).verify(TokenSigner(private).token(42)).name == "42"
+    with pytest.raises(ValueError, match="1-255 characters"):
+        TokenSigner(private).token("x" * 256)
     with pytest.raises(ValueError, match="at least 32 bytes"):
         TokenSigner("short")
 
