@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-dev setup-test run example lint test-js test test-fast bench bench-compare clean
+.PHONY: setup setup-dev setup-test run example example-adopt lint test-js test test-fast bench bench-compare clean
 
 setup:
 	@bin/setup
@@ -18,6 +18,10 @@ run: setup
 
 example: setup
 	@$(PY) bin/example.py
+
+# Chirp (examples/adopt, the app docs/adopt.md builds) beside Herald: CHIRP_PORT (5002).
+example-adopt: setup-dev
+	@$(PY) bin/example_adopt.py
 
 # ruff (pyproject.toml), then the browser client's unit tests in Node, then every Python
 # test in two processes (a file's tests stay together; PYTEST_ARGS="-n 0" runs them in one).
