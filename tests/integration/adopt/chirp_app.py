@@ -43,7 +43,8 @@ class Chirp:
                         PYTHONUNBUFFERED="1", DATABASE_URL=database_url,
                         REDIS_URL=redis_database(redis_url, 1), SECRET_KEY="chirp-test-key",
                         CHIRP_URL=self.url, HERALD_URL=herald_url, HERALD_API_KEY=api_key,
-                        HERALD_JWT_SECRET=JWT_SECRET, EXPORT_PACE="0", **env)
+                        HERALD_JWT_SECRET=JWT_SECRET, EXPORT_PACE="0")
+        self.env.update(env)
         self.web = self.worker = None
         self.logs = []
 
@@ -100,6 +101,15 @@ class Chirp:
             "csrf_token": csrf_token(session.get(self.url + "/login", timeout=5).text)})
         assert "Sign out" in session.get(self.url + "/", timeout=5).text
         return session
+
+
+def send_message(session, url, to, body):
+    """Send a message as ``session``'s user to the user named ``to``, through the form."""
+    page = session.get(url + "/messages", timeout=5).text
+    recipient = re.search(rf'<option value="(\d+)"[^>]*>{re.escape(to)}</option>', page).group(1)
+    reply = session.post(url + "/messages", timeout=5, data={
+        "to": recipient, "body": body, "csrf_token": csrf_token(page)})
+    assert reply.ok and f"Sent to {to}." in reply.text, reply.text
 
 
 def csrf_token(page):
