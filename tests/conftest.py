@@ -42,6 +42,8 @@ def pytest_collection_modifyitems(items):
     """Markers come from the folder: every test under tests/integration is ``slow``,
     and those under tests/integration/e2e, spark and fuzz carry that marker too."""
     for item in items:
+        if not item.path.is_relative_to(ROOT / "tests"):
+            continue  # an example app's own tests (examples/adopt/tests): its own business
         parts = item.path.relative_to(ROOT / "tests").parts
         if parts[0] == "integration":
             item.add_marker("slow")
