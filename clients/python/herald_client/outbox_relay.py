@@ -8,14 +8,24 @@ Herald answers with the ids it gave the first time instead of storing them
 again. :class:`Relay` runs it in a thread: after each commit that wrote rows
 (woken), every ``poll`` seconds otherwise (rows another process committed and
 could not ship), and with a growing random wait ("full jitter") while Herald
-or the database is away, when the rows simply wait.
+or the database is away, when the rows simply wait. A fork (gunicorn's
+``--preload`` forks its workers from the process that made the app, and started
+a relay) waits for the round in hand, and the child leaves the parent's
+database and HTTP connections to it (``engine.dispose(close=False)``, as
+SQLAlchemy asks of a forked process): a connection used by two processes at
+once, or copied with a lock held (SQLite's are kept per process), breaks both.
+In a gevent worker that patched after psycopg was imported (``--preload``) the
+relay polls: a LISTEN there would block every greenlet.
 """
 import json
 import logging
+import os
 import random
 import re
+import sys
 import threading
 import time
+import weakref
 
 from . import outbox_rows, outbox_wake
 from .errors import InvalidNotification, RateLimited
@@ -23,6 +33,9 @@ from .errors import InvalidNotification, RateLimited
 log = logging.getLogger("herald_client.outbox")
 ROW_FIELD = re.compile(r"notifications\[(\d+)\]")
 PRUNE_EVERY = 60.0  # seconds between deletions of rows sent long ago
+FORK_WAIT = 5.0  # seconds a fork waits at most for the round a relay has in hand
+_RUNNING = weakref.WeakSet()  # the relays running in this process (see _before_fork)
+_PAUSED = []  # (relay, its round held) for the fork under way, paused until it is done
 
 
 def envelope_of(row):
@@ -110,7 +123,7 @@ class Relay:
     ``poll``: seconds between looks when nothing wakes it; ``base``/``cap``: the
     first and the widest window (seconds) of the random wait after a failure;
     ``keep``: seconds sent rows are kept before they are deleted (the newest
-    is always kept: it is the cursor).
+    is always kept: it is the cursor). Its start is logged (INFO, with the process id).
     """
 
     def __init__(self, client, engine, table, poll=1.0, base=0.5, cap=10.0, keep=3600.0):
@@ -122,6 +135,7 @@ class Relay:
         self.shipped = 0         # rows published by this relay
         self.last_error = None   # what the last failed round said, None once one succeeds
         self.listener = None     # woken by any process's commit (outbox_wake), where it can
+        self._round = threading.Lock()  # held for a round: a fork waits for it
 
     def start(self):
         if self.thread is None or not self.thread.is_alive():
@@ -129,10 +143,17 @@ class Relay:
             self.thread = threading.Thread(target=self.run, name="herald-outbox-relay",
                                            daemon=True)
             self.thread.start()
-            watcher = outbox_wake.watcher(self.engine)
-            if watcher is not None and self.listener is None:
-                self.listener = watcher(self.engine, self.table, self._wake.set).start()
+            _RUNNING.add(self)
+            log.info("outbox relay: started in process %d", os.getpid())
+            self._listen()
         return self
+
+    def _listen(self):
+        watcher = outbox_wake.watcher(self.engine)
+        if watcher is outbox_wake.Listener and _waits_block_greenlets(self.engine):
+            watcher = None  # it would hold the whole worker: this relay polls
+        if watcher is not None and self.listener is None:
+            self.listener = watcher(self.engine, self.table, self._wake.set).start()
 
     @property
     def running(self):
@@ -147,6 +168,7 @@ class Relay:
 
     def stop(self, timeout=10.0):
         """Stop after the batch in hand (at most ``timeout`` seconds' wait)."""
+        _RUNNING.discard(self)
         self._stop.set()
         self._wake.set()
         if self.listener is not None:
@@ -160,12 +182,13 @@ class Relay:
         while not self._stop.is_set():
             self._wake.clear()
             try:
-                self.shipped += relay_once(self.client, self.engine, self.table)
-                if time.monotonic() >= prune_at:  # and rows a commit left unnumbered
-                    if outbox_rows.adopt(self.engine, self.table):
-                        self.shipped += relay_once(self.client, self.engine, self.table)
-                    outbox_rows.prune(self.engine, self.table, self.keep)
-                    prune_at = time.monotonic() + PRUNE_EVERY
+                with self._round:
+                    self.shipped += relay_once(self.client, self.engine, self.table)
+                    if time.monotonic() >= prune_at:  # and rows a commit left unnumbered
+                        if outbox_rows.adopt(self.engine, self.table):
+                            self.shipped += relay_once(self.client, self.engine, self.table)
+                        outbox_rows.prune(self.engine, self.table, self.keep)
+                        prune_at = time.monotonic() + PRUNE_EVERY
             except Exception as exc:  # Herald or the database away: the rows wait
                 self.failures += 1
                 self.last_error = str(exc)
@@ -180,3 +203,52 @@ class Relay:
         window = min(self.cap, self.base * 2 ** min(self.failures - 1, 20))
         floor = exc.retry_after if isinstance(exc, RateLimited) and exc.retry_after else 0.0
         return floor + random.uniform(0, window)
+
+
+def _waits_block_greenlets(engine):
+    """True in a process gevent patched after psycopg was imported (gunicorn's gevent
+    workers with ``--preload``: the app is imported in the master): psycopg then waits
+    in C, and a LISTEN's endless waits would leave no other greenlet a turn."""
+    monkey = sys.modules.get("gevent.monkey")
+    if engine.dialect.driver != "psycopg" or monkey is None or \
+            not monkey.is_module_patched("select"):
+        return False
+    from psycopg import waiting
+    return waiting.wait is getattr(waiting, "wait_c", None)
+
+
+def _before_fork():
+    """No relay is in a round, nor a SQLite watch reading, when the process forks: the
+    child's copy of a connection in use would hold its locks for good."""
+    for relay in list(_RUNNING):
+        held = relay._round.acquire(timeout=FORK_WAIT)  # longer: publishing, not in SQL
+        if isinstance(relay.listener, outbox_wake.SqliteWatch):
+            relay.listener.stop()
+            relay.listener = None
+        _PAUSED.append((relay, held))
+
+
+def _after_fork_in_parent():
+    while _PAUSED:
+        relay, held = _PAUSED.pop()
+        if held:
+            relay._round.release()
+        relay._listen()
+
+
+def _after_fork_in_child():
+    """The parent's relays did not come along (a first request or commit starts this
+    process's own), and their connections are the parent's: new pools here (closing
+    the child's copy of a socket leaves the parent's open)."""
+    for relay in list(_RUNNING):
+        relay.engine.dispose(close=False)
+        session = getattr(relay.client, "session", None)  # a HeraldClient's
+        if session is not None:
+            session.close()  # its pools stay usable, empty
+    _RUNNING.clear()
+    _PAUSED.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
