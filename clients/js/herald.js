@@ -865,17 +865,36 @@
   var REFRESH_RETRY = 3000;     // ms: a refresh that failed is tried again once, this much later
   var PERMANENT = 'data-herald-permanent';
 
-  // Idiomorph's options for a refresh: the body's children are morphed, so
-  // the body and the window keep their scroll; the field being typed in keeps
-  // its value, and focus and selection are put back where they were; an
-  // element with an id and data-herald-permanent is left as it is.
+  // True for a form field whose value the user changed (typed, ticked, chose)
+  // since the page was rendered: a refresh leaves it as it is, focused or not.
+  function edited(node) {
+    var tag = node.tagName;
+    if (tag === 'TEXTAREA') return node.value !== node.defaultValue;
+    if (tag === 'SELECT') {
+      for (var i = 0; i < (node.options || []).length; i++) {
+        if (node.options[i].selected !== node.options[i].defaultSelected) return true;
+      }
+      return false;
+    }
+    if (tag !== 'INPUT') return false;
+    if (node.type === 'checkbox' || node.type === 'radio') return node.checked !== node.defaultChecked;
+    return node.type !== 'hidden' && node.type !== 'file' && node.value !== node.defaultValue;
+  }
+
+  // Idiomorph's options for a refresh: the body itself is morphed into the
+  // new one (outerHTML: the same element, its attributes brought up to date,
+  // so the window keeps its scroll and listeners on kept elements stay); the
+  // field being typed in, and any field the user changed, keep their values,
+  // and focus and selection are put back where they were; an element with an
+  // id and data-herald-permanent is left as it is.
   var MORPH_OPTIONS = {
-    morphStyle: 'innerHTML',
+    morphStyle: 'outerHTML',
     ignoreActiveValue: true,
     restoreFocus: true,
     callbacks: {
       beforeNodeMorphed: function (node) {
-        return !(node.nodeType === 1 && node.id && node.hasAttribute(PERMANENT));
+        if (node.nodeType !== 1) return true;
+        return !(node.id && node.hasAttribute(PERMANENT)) && !edited(node);
       }
     }
   };
@@ -1428,7 +1447,8 @@
 
     // Options for connect() from the page: a page rendered with the Python
     // client's Flask extension (`{{ herald_scripts() }}`) carries Herald's URL,
-    // a token for its user and where to renew it in a JSON block, and the
+    // a token for its user, where to renew it and the cursor its content is as
+    // of (`lastId`: the first connect replays what came after) in a JSON block, and the
     // streams it refreshes from in <meta name="herald-refresh" content="STREAM">
     // tags (`{{ herald_refresh("board") }}`: options.refresh); `extra` options
     // are added (topics, snapshot, ...) and win.
@@ -1440,6 +1460,8 @@
       }
       var settings = JSON.parse(element.textContent);
       var options = {url: settings.url, token: settings.token, user: settings.user};
+      // Where the page's content is as of: the first connect replays what came after.
+      if (settings.lastId) options.lastId = settings.lastId;
       var refresh = metaContents('herald-refresh');
       if (refresh.length) options.refresh = refresh;
       if (settings.tokenUrl) {

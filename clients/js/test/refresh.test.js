@@ -54,6 +54,17 @@ test('Herald.pageOptions reads the herald-refresh meta tags into options.refresh
   other.textContent = JSON.stringify({url: HERALD, token: 'T'});
   bare.document.body.appendChild(other);
   assert.equal('refresh' in bare.Herald.pageOptions(), false);
+  assert.equal('lastId' in bare.Herald.pageOptions(), false, 'no cursor rendered: none');
+});
+
+test('Herald.pageOptions passes the page\'s rendered cursor on as lastId (its first connect replays after it)', () => {
+  const env = loadHerald({document: true});
+  const block = env.document.createElement('script');
+  block.setAttribute('id', 'herald-connect');
+  block.textContent = JSON.stringify({url: HERALD, token: 'T', user: 'ann', lastId: '1700000000000-3'});
+  env.document.body.appendChild(block);
+  assert.equal(env.Herald.pageOptions().lastId, '1700000000000-3');
+  assert.equal(env.Herald.pageOptions({lastId: '1700000000000-9'}).lastId, '1700000000000-9');
 });
 
 test('connect({refresh}) subscribes to each <stream>.refresh on every connect; a bad name throws', async () => {
@@ -87,7 +98,7 @@ test('a burst of refresh notifications makes one refresh, 150 ms after the last'
   const call = Idiomorph.calls[0];
   assert.equal(call.oldNode, env.document.body);
   assert.equal(call.newNode.innerHTML, '<ul id="cards"><li>two</li></ul>');
-  assert.equal(call.options.morphStyle, 'innerHTML');
+  assert.equal(call.options.morphStyle, 'outerHTML', 'the body itself, never nested in itself');
   assert.equal(call.options.ignoreActiveValue, true, 'the field being typed in keeps its value');
   assert.equal(call.options.restoreFocus, true);
   assert.equal(env.document.body.innerHTML, '<ul id="cards"><li>two</li></ul>');
@@ -270,6 +281,31 @@ test('an element with an id and data-herald-permanent is not morphed', async () 
   assert.equal(beforeNodeMorphed(plain, plain), true);
   assert.equal(beforeNodeMorphed(noId, plain), true);
   assert.equal(beforeNodeMorphed({nodeType: 3}, plain), true, 'text nodes are morphed');
+});
+
+test('a field the user changed keeps its value through a refresh, focused or not', async () => {
+  const {env, fetch, Idiomorph, send} = await refreshing();
+  send();
+  await due(env);
+  fetch.requests[0].answer(PAGE);
+  await flush();
+  const {beforeNodeMorphed} = Idiomorph.calls[0].options.callbacks;
+  const field = (tagName, more) => Object.assign(
+    {nodeType: 1, tagName: tagName, id: '', hasAttribute: () => false}, more);
+  const fresh = field('TEXTAREA', {value: '', defaultValue: ''});
+  assert.equal(beforeNodeMorphed(field('TEXTAREA', {value: 'Half a thought', defaultValue: ''}), fresh),
+               false, 'typed in: kept');
+  assert.equal(beforeNodeMorphed(field('TEXTAREA', {value: 'as rendered', defaultValue: 'as rendered'}),
+                                 fresh), true, 'untouched: morphed');
+  assert.equal(beforeNodeMorphed(field('INPUT', {type: 'text', value: 'x', defaultValue: ''}), fresh), false);
+  assert.equal(beforeNodeMorphed(field('INPUT', {type: 'hidden', value: 'x', defaultValue: ''}), fresh), true,
+               'a hidden field is the page\'s, not the user\'s');
+  assert.equal(beforeNodeMorphed(field('INPUT', {type: 'checkbox', checked: true, defaultChecked: false}),
+                                 fresh), false);
+  assert.equal(beforeNodeMorphed(field('SELECT', {options: [{selected: true, defaultSelected: false}]}),
+                                 fresh), false);
+  assert.equal(beforeNodeMorphed(field('SELECT', {options: [{selected: true, defaultSelected: true}]}),
+                                 fresh), true);
 });
 
 test('a page that moved on (pushState) during the fetch is not morphed with the old address\'s page', async () => {

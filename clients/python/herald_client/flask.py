@@ -49,6 +49,7 @@ import click
 from flask import (
     after_this_request,
     current_app,
+    g,
     has_app_context,
     has_request_context,
     jsonify,
@@ -108,6 +109,7 @@ class Herald:
         self._tracks = []  # track() calls made before init_app
         self.outbox = None  # a herald_client.sqlalchemy.Outbox, from init_app
         self.testing = False
+        self._url_missing = False
         self._own_url = None  # without Flask-SQLAlchemy: the outbox's own database
         self._own_engine = None
         if app is not None:
@@ -128,9 +130,14 @@ class Herald:
         config = app.config
         testing = config["HERALD_TESTING"]
         self.testing = bool(app.testing if testing is None else testing)
-        if not config["HERALD_URL"] and not self.testing:
+        # Required where the app serves or publishes; a `flask` command (db migrate,
+        # routes, a shell on a developer's machine) makes the app without it.
+        if not config["HERALD_URL"] and not self.testing \
+                and click.get_current_context(silent=True) is None:
             raise RuntimeError("HERALD_URL: set it to Herald's address, e.g. "
-                               "http://127.0.0.1:5000 (optional only in testing mode)")
+                               "http://127.0.0.1:5000 (optional in testing mode and in "
+                               "flask commands)")
+        self._url_missing = not config["HERALD_URL"]
         config["HERALD_URL"] = config["HERALD_URL"] or "http://herald.invalid"
         server = config["HERALD_SERVER_URL"] or config["HERALD_URL"]
         keys = dict(jwt_secret=config["HERALD_JWT_SECRET"],
@@ -254,12 +261,20 @@ class Herald:
         ``session``: Flask-SQLAlchemy's ``db.session`` by default."""
         if self.outbox is None or self.testing:
             return None
-        if session is None:
-            database = current_app.extensions.get("sqlalchemy")
-            if database is None:
-                return self.outbox.cursor(self._engine())
-            session = database.session
-        return self.outbox.cursor(session)
+        if session is not None:
+            return self.outbox.cursor(session)
+        if has_request_context() and "_herald_cursor" in g:
+            return g._herald_cursor  # read once a request: before its records, by the first call
+        database = current_app.extensions.get("sqlalchemy")
+        if database is None:
+            if self._own_url is not None and not _exists(self._own_url):
+                return None  # nothing was ever queued here
+            cursor = self.outbox.cursor(self._engine())
+        else:
+            cursor = self.outbox.cursor(database.session)
+        if has_request_context():
+            g._herald_cursor = cursor
+        return cursor
 
     # -- alerts ---------------------------------------------------------------------------
 
@@ -382,13 +397,26 @@ class Herald:
         config = current_app.config
         base = config["HERALD_URL"].rstrip("/")
         settings = {"url": base, "token": self.connection_token(topics=topics),
-                    "tokenUrl": config["HERALD_TOKEN_URL"], "user": self.current_user()}
+                    "tokenUrl": config["HERALD_TOKEN_URL"], "user": self.current_user(),
+                    "lastId": self._page_cursor()}
         # Inside a script element only "</" could end it early: escape every "<".
         payload = json.dumps(settings).replace("<", "\\u003c")
+        # socket.io-client is preloaded, never a blocking tag: a Herald that does not
+        # answer must not hold the page's parsing (herald.js adds its script itself).
         return Markup(
-            f'<script src="{escape(base)}/client/socket.io.js"></script>\n'
+            f'<link rel="preload" href="{escape(base)}/client/socket.io.js" as="script">\n'
             f'<script src="{escape(url_for("herald_script"))}"></script>\n'
             f'<script type="application/json" id="herald-connect">{payload}</script>')
+
+    def _page_cursor(self):
+        """Where the page is as of (the outbox's cursor): its first connect replays what
+        was published after it, so a page loaded while Herald was away misses nothing.
+        None when there is none to read (then the page starts live)."""
+        try:
+            return self.cursor()
+        except Exception as exc:  # the page renders without it
+            current_app.logger.warning("herald: no cursor for the page: %s", exc)
+            return None
 
     def refresh_tag(self, stream):
         """``{{ herald_refresh("board") }}``: this page re-renders itself (morphed in place,
@@ -445,9 +473,9 @@ def _commands(herald):
                        "SQLite each commit also wakes it at once).")
     def relay(once, poll):
         """Ship the outbox's committed rows to Herald, in order, until stopped."""
-        if herald.outbox is None:
-            raise click.ClickException("no model is tracked: call herald.track(Model, prefix=...) "
-                                       "in your app first")
+        if herald._url_missing or herald.testing:
+            raise click.ClickException("HERALD_URL is not set (or the app is in testing mode): "
+                                       "the relay has no Herald to ship to")
         engine = herald._engine(None)
         herald.outbox.create_table(engine)
         if once:

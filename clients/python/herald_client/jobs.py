@@ -9,8 +9,10 @@ publishes ``job.export.started``, ``job.export.progress`` (``data.percent``)
 and ``job.export.succeeded`` (or ``job.export.failed`` with the exception's
 type and message, which is raised on), all under one ``correlation_id``: the
 inbox shows the run as one row with its progress bar, and a page can follow
-it with ``herald:job.export.progress`` events. Progress is sent at most every
-``every`` seconds (the latest value wins; the end always goes out).
+it with ``herald:job.export.progress`` events. Progress is sent at most once
+every ``every`` seconds: a call sooner than that after the last one sent is
+skipped (no thread waits to send it later; the next call sent carries the
+newest value, and the end always goes out, at 100 when it succeeded).
 """
 import re
 import time

@@ -2,14 +2,16 @@
 ``herald.publish`` joins the view's transaction (commit: exactly once; rollback:
 never), returns at once with Herald away, and the relay starts itself; testing
 mode sends nothing and records; jobs; links; and ``herald.client``'s deadline."""
+import json
 import os
 import socket
 import subprocess
 import sys
 import threading
 
+import click
 import pytest
-from flask import Flask
+from flask import Flask, render_template_string
 
 from herald_client import InvalidNotification, Unavailable
 from herald_client.flask import Herald
@@ -59,6 +61,12 @@ def test_an_alert_joins_the_views_transaction(host, live_server, redis, api_key)
     with app.app_context():
         assert herald.outbox.counts(app.extensions["host"]["db"].engine) == {
             "pending": 0, "sent": 3, "refused": 0}
+    # A page rendered now connects from where it is as of: the last id shipped.
+    herald.user_loader(lambda: None)  # signed out: no token, the cursor all the same
+    with app.test_request_context("/"):
+        html = render_template_string("{{ herald_scripts() }}")
+    settings = json.loads(html.split('id="herald-connect">', 1)[1].split("</script>", 1)[0])
+    assert settings["lastId"] == alert["id"]
 
 
 def test_an_alert_from_a_view_that_wrote_nothing_is_its_own_transaction(
@@ -244,5 +252,21 @@ def test_an_app_that_only_mints_tokens_gets_no_outbox_file_and_no_relay(tmp_path
         assert reply.status_code == 200 and reply.get_json()["token"]
         assert not (tmp_path / "instance").exists()
         assert herald.outbox.relay is None and threading.active_count() == threads
+    finally:
+        herald.outbox.close()
+
+
+def test_herald_url_is_needed_to_serve_not_to_run_a_flask_command(tmp_path):
+    """flask db migrate on a developer's machine makes the app with no HERALD_URL; a
+    process that serves or publishes does not start without it."""
+    app = Flask("cli", instance_path=str(tmp_path))
+    with pytest.raises(RuntimeError, match="HERALD_URL"):
+        Herald(app)
+    app = Flask("cli", instance_path=str(tmp_path))
+    with click.Context(click.Command("migrate")):
+        herald = Herald(app)
+    try:
+        result = app.test_cli_runner().invoke(args=["herald", "relay", "--once"])
+        assert result.exit_code != 0 and "HERALD_URL is not set" in result.output
     finally:
         herald.outbox.close()

@@ -145,12 +145,6 @@ def test_a_refresh_keeps_the_readers_scroll_position(chirp, contexts):
     assert bob.evaluate("() => window.scrollY") == 900
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "herald.js PageRefresh morphs with Idiomorph.morph(document.body, fresh.body, "
-    "{morphStyle: 'innerHTML'}): Idiomorph 0.8 then makes the fetched <body> the only child "
-    "of the page's <body> on the first refresh, re-creating every element without an id; a "
-    "reader scrolled away from a focused field is sent back to the top. Morphing "
-    "fresh.body.childNodes (or morphStyle 'outerHTML') keeps the body whole."))
 def test_a_refresh_morphs_the_body_in_place_keeping_scroll_while_a_field_has_focus(
         chirp, contexts):
     alice = sign_in(contexts, chirp, "alice")

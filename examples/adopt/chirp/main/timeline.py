@@ -1,8 +1,8 @@
 """The timeline: your posts and those of whom you follow, newest first; posting."""
-from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..extensions import db
+from ..extensions import db, herald
 from ..models import Post, followers
 from ..times import start_of_today
 from . import bp
@@ -19,7 +19,7 @@ def timeline():
     since = start_of_today()
     today = db.session.execute(db.select(Post.id, Post.created_at)
                                .where(Post.created_at >= since)).all()
-    counter = {"since": since.isoformat(), "cursor": g.herald_cursor,
+    counter = {"since": since.isoformat(), "cursor": herald.cursor(),
                "posts": [{"id": id_, "created_at": at.isoformat()} for id_, at in today]}
     return render_template("main/timeline.html", posts=posts, counter=counter)
 

@@ -1,8 +1,8 @@
 /*
  * Herald: connect this page (the only Herald code every page runs). The page's
- * `{{ herald_scripts() }}` block carries Herald's address and a token; the
- * cursor is where the page's content is as of, so that the connection replays
- * what was published since, even when Herald was away as the page loaded.
+ * `{{ herald_scripts() }}` block carries Herald's address, a token and the
+ * cursor the page's content is as of, so that the connection replays what was
+ * published since, even when Herald was away as the page loaded.
  * Everything else listens to DOM events (`herald:<topic>` on the body).
  */
 (function () {
@@ -10,8 +10,7 @@
 
   var LABELS = {connecting: 'Connecting', connected: 'Live', reconnecting: 'Reconnecting',
                 offline: 'Offline'};
-  var cursor = document.querySelector('meta[name="herald-cursor"]').content;
-  var herald = Herald.connect(Herald.pageOptions(cursor ? {lastId: cursor} : {}));
+  var herald = Herald.connect(Herald.pageOptions());
   var live = document.getElementById('live');
 
   herald.on('connection', function (state) {
