@@ -44,6 +44,7 @@ bench: setup-test
 	@$(PY) bench/browser_burst.py
 	@$(PY) bench/edit_latency.py
 	@$(PY) bench/outbox.py
+	@$(PY) bench/adopt.py
 	@$(PY) bench/abuse.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
