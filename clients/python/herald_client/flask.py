@@ -213,9 +213,18 @@ class Herald:
         except Exception as exc:  # the app still works; its first request tries again
             app.logger.warning("herald: could not start the outbox relay: %s", exc)
 
+    def _check_order(self):
+        """Flask-SQLAlchemy set up after Herald: the outbox table is not in its metadata
+        (migrations would not make it; tracked commits would fail on a missing table)."""
+        if self._own_url is not None and "sqlalchemy" in current_app.extensions:
+            raise RuntimeError("herald.init_app(app) ran before Flask-SQLAlchemy's "
+                               "db.init_app(app): call db.init_app(app) first, so that the "
+                               "outbox table joins db.metadata (or give Herald(metadata=...))")
+
     def _relay_running(self):
         """Before a request: the relay runs in this process when it should (it ships what
         a process that died left; and again after a fork lost its thread)."""
+        self._check_order()
         outbox = self.outbox
         if outbox is None or not outbox.auto_start or \
                 (outbox.relay is not None and outbox.relay.running):
@@ -289,6 +298,7 @@ class Herald:
         ``session=False``) in a transaction of its own. A field Herald would refuse
         raises :class:`~herald_client.InvalidNotification` here, naming it. For an
         answer from Herald now, use :attr:`client` (``herald.client.publish``)."""
+        self._check_order()
         envelope = envelopes.check(self._linked(dict(fields, topic=topic, title=title)))
         joined = self._joinable(session)
         if joined is not None:

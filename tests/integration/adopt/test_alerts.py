@@ -270,3 +270,19 @@ def test_herald_url_is_needed_to_serve_not_to_run_a_flask_command(tmp_path):
         assert result.exit_code != 0 and "HERALD_URL is not set" in result.output
     finally:
         herald.outbox.close()
+
+
+def test_herald_set_up_before_flask_sqlalchemy_says_so_at_once(tmp_path, sqlite_url):
+    """The outbox table would not be in db.metadata (migrations would never make it):
+    the first request and any publish say which order to call them in."""
+    from flask_sqlalchemy import SQLAlchemy
+    app = Flask("order", instance_path=str(tmp_path))
+    app.config.update(HERALD_URL="http://127.0.0.1:9", SQLALCHEMY_DATABASE_URI=sqlite_url,
+                      HERALD_OUTBOX_RELAY=False)
+    herald = Herald(app)
+    SQLAlchemy().init_app(app)
+    try:
+        with app.test_request_context("/"), pytest.raises(RuntimeError, match="db.init_app"):
+            herald.publish("ops.x", "X")
+    finally:
+        herald.outbox.close()
