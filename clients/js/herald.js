@@ -870,15 +870,28 @@
   function edited(node) {
     var tag = node.tagName;
     if (tag === 'TEXTAREA') return node.value !== node.defaultValue;
-    if (tag === 'SELECT') {
-      for (var i = 0; i < (node.options || []).length; i++) {
-        if (node.options[i].selected !== node.options[i].defaultSelected) return true;
-      }
-      return false;
-    }
+    if (tag === 'SELECT') return selectEdited(node);
     if (tag !== 'INPUT') return false;
     if (node.type === 'checkbox' || node.type === 'radio') return node.checked !== node.defaultChecked;
     return node.type !== 'hidden' && node.type !== 'file' && node.value !== node.defaultValue;
+  }
+
+  // A <select> whose choice is not the one it was rendered with. A single
+  // select rendered with no option `selected` shows its first option: that is
+  // its default, not a choice of the user's.
+  function selectEdited(node) {
+    var options = node.options || [], i;
+    if (node.multiple) {
+      for (i = 0; i < options.length; i++) {
+        if (options[i].selected !== options[i].defaultSelected) return true;
+      }
+      return false;
+    }
+    var rendered = options.length ? 0 : -1;
+    for (i = 0; i < options.length; i++) {
+      if (options[i].defaultSelected) rendered = i;  // the last one marked wins, as in HTML
+    }
+    return node.selectedIndex !== rendered;
   }
 
   // Idiomorph's options for a refresh: the body itself is morphed into the

@@ -302,10 +302,16 @@ test('a field the user changed keeps its value through a refresh, focused or not
                'a hidden field is the page\'s, not the user\'s');
   assert.equal(beforeNodeMorphed(field('INPUT', {type: 'checkbox', checked: true, defaultChecked: false}),
                                  fresh), false);
-  assert.equal(beforeNodeMorphed(field('SELECT', {options: [{selected: true, defaultSelected: false}]}),
-                                 fresh), false);
-  assert.equal(beforeNodeMorphed(field('SELECT', {options: [{selected: true, defaultSelected: true}]}),
-                                 fresh), true);
+  const select = (selectedIndex, defaults, multiple) => field('SELECT', {
+    selectedIndex: selectedIndex, multiple: Boolean(multiple),
+    options: defaults.map((marked, i) => ({defaultSelected: marked, selected: i === selectedIndex}))});
+  assert.equal(beforeNodeMorphed(select(1, [false, false]), fresh), false, 'another option chosen: kept');
+  assert.equal(beforeNodeMorphed(select(0, [false, false]), fresh), true,
+               'rendered with no option selected, showing its first: untouched, so morphed');
+  assert.equal(beforeNodeMorphed(select(1, [false, true]), fresh), true, 'the option rendered selected');
+  assert.equal(beforeNodeMorphed(select(0, [false, true]), fresh), false);
+  assert.equal(beforeNodeMorphed(select(0, [true, false], true), fresh), true, 'multiple, as rendered');
+  assert.equal(beforeNodeMorphed(select(1, [true, false], true), fresh), false);
 });
 
 test('a page that moved on (pushState) during the fetch is not morphed with the old address\'s page', async () => {

@@ -88,6 +88,10 @@ DEFAULTS = {
 }
 
 
+# Signs the tokens pages render in testing mode when no key is set (never a real one).
+TESTING_SECRET = "herald-testing-mode-only-not-a-secret"
+
+
 class Recorded(list):
     """What was published while :meth:`Herald.record` ran: envelopes (dicts), in order."""
 
@@ -130,18 +134,21 @@ class Herald:
         config = app.config
         testing = config["HERALD_TESTING"]
         self.testing = bool(app.testing if testing is None else testing)
-        # Required where the app serves or publishes; a `flask` command (db migrate,
-        # routes, a shell on a developer's machine) makes the app without it.
+        # Required where the app serves or publishes (flask run included); another
+        # `flask` command (db migrate, routes, shell) makes the app without it.
+        command = click.get_current_context(silent=True)
         if not config["HERALD_URL"] and not self.testing \
-                and click.get_current_context(silent=True) is None:
+                and (command is None or command.info_name == "run"):
             raise RuntimeError("HERALD_URL: set it to Herald's address, e.g. "
                                "http://127.0.0.1:5000 (optional in testing mode and in "
-                               "flask commands)")
+                               "flask commands other than run)")
         self._url_missing = not config["HERALD_URL"]
         config["HERALD_URL"] = config["HERALD_URL"] or "http://herald.invalid"
         server = config["HERALD_SERVER_URL"] or config["HERALD_URL"]
-        keys = dict(jwt_secret=config["HERALD_JWT_SECRET"],
-                    jwt_private_key=config["HERALD_JWT_PRIVATE_KEY"],
+        secret = config["HERALD_JWT_SECRET"]
+        if self.testing and not secret and not config["HERALD_JWT_PRIVATE_KEY"]:
+            secret = TESTING_SECRET  # pages render in tests; their tokens go nowhere
+        keys = dict(jwt_secret=secret, jwt_private_key=config["HERALD_JWT_PRIVATE_KEY"],
                     audience=config["HERALD_JWT_AUDIENCE"], issuer=config["HERALD_JWT_ISSUER"])
         # herald.client: an answer within HERALD_TIMEOUT; the relay's own keeps retrying.
         app.extensions["herald"] = HeraldClient(server, config["HERALD_API_KEY"],

@@ -191,11 +191,17 @@ class Relay:
                         prune_at = time.monotonic() + PRUNE_EVERY
             except Exception as exc:  # Herald or the database away: the rows wait
                 self.failures += 1
-                self.last_error = str(exc)
+                self.last_error = _said(exc)
                 delay = self._backoff(exc)
-                log.warning("outbox relay: %s; trying again in %.1f s (rows wait)", exc, delay)
+                # Said once as a warning, then every tenth try: an outage is one line a
+                # minute or so, not one a try; each try is there at DEBUG.
+                level = logging.WARNING if self.failures % 10 == 1 else logging.DEBUG
+                log.log(level, "outbox relay: %s (try %d; rows wait, the next try in %.1f s)",
+                        self.last_error, self.failures, delay)
                 self._stop.wait(delay)  # commits do not cut this short: no hammering
                 continue
+            if self.failures:
+                log.warning("outbox relay: shipping again after %d failed tries", self.failures)
             self.failures, self.last_error = 0, None
             self._wake.wait(self.poll)
 
@@ -203,6 +209,12 @@ class Relay:
         window = min(self.cap, self.base * 2 ** min(self.failures - 1, 20))
         floor = exc.retry_after if isinstance(exc, RateLimited) and exc.retry_after else 0.0
         return floor + random.uniform(0, window)
+
+
+def _said(exc):
+    """What a failure says, without the advice to publish again that a caller of the
+    client gets: the relay does that itself."""
+    return str(exc).split(". Publish again with idempotency_key=")[0]
 
 
 def _waits_block_greenlets(engine):

@@ -45,7 +45,7 @@ import weakref
 
 from sqlalchemy import event, inspect
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.orm import Session, scoped_session
+from sqlalchemy.orm import Mapper, Session, scoped_session
 
 from . import envelope as envelopes
 from . import outbox_relay, outbox_rows
@@ -109,7 +109,8 @@ class Outbox:
         self._id = uuid.uuid4().hex
         self._session = session
         self._engines = weakref.WeakSet()  # those whose commits this outbox watches
-        self._hooks = [(session, "after_flush", self._after_flush),
+        self._hooks = [(session, "before_flush", self._before_flush),
+                       (session, "after_flush", self._after_flush),
                        (session, "after_commit", self._after_commit),
                        (session, "after_transaction_end", self._forget)]
         for target, name, hook in self._hooks:
@@ -137,7 +138,12 @@ class Outbox:
             _check_prefix(prefix)
         if isinstance(refresh, str):
             _check_prefix(refresh, "refresh")
-        mapper = inspect(model)
+        mapper = inspect(model, raiseerr=False)
+        if not isinstance(mapper, Mapper):
+            raise OutboxError(f"track: {model!r} is not a mapped class. A many-to-many "
+                              "table's rows change with the collection that holds them: "
+                              "track that class with refresh= (a change of its collections "
+                              "refreshes pages)")
         if mapper not in self.tracked:
             # The mapper's own events see what the flush really wrote: a cascade's and an
             # orphan's DELETE too, and a delete-and-add of one key as the UPDATE it is.
@@ -181,6 +187,25 @@ class Outbox:
                 _check_prefix(stream, "refresh")
                 info.setdefault(_REFRESH, {}).setdefault(self._id, []).append(
                     (tracking.mapper, stream))
+
+    def _before_flush(self, session, _context, _instances):
+        """Objects of a model tracked with ``refresh`` whose collections alone changed
+        (a many-to-many append writes only the link table, and no UPDATE of theirs):
+        their streams are refreshed too. Record events stay for column changes."""
+        if not any(t.refresh is not None for t in self.tracked.values()):
+            return
+        for obj in session.dirty:
+            tracking = self._tracking(obj)
+            if tracking is None or tracking.refresh is None:
+                continue
+            state = inspect(obj)
+            if any(relation.uselist and state.attrs[relation.key].history.has_changes()
+                   for relation in state.mapper.relationships):
+                stream = tracking.refresh(obj) if callable(tracking.refresh) else tracking.refresh
+                if stream:
+                    _check_prefix(stream, "refresh")
+                    session.info.setdefault(_REFRESH, {}).setdefault(self._id, []).append(
+                        (tracking.mapper, stream))
 
     def _after_flush(self, session, _context):
         session.info[_FLUSHED] = True

@@ -146,6 +146,11 @@ def test_testing_mode_sends_nothing_starts_nothing_and_records(database_url):
         assert herald.outbox.relay is None and threading.active_count() == threads
         with app.app_context():
             assert herald.outbox.counts(app.extensions["host"]["db"].engine)["pending"] == 0
+        # A page renders in tests with no key set: its token is signed with a stand-in.
+        herald.user_loader(lambda: 7)
+        with app.test_request_context("/"):
+            html = render_template_string("{{ herald_scripts() }}")
+        assert '"user": "7"' in html and '"token": "ey' in html
     finally:
         herald.outbox.close()
         with app.app_context():
@@ -262,6 +267,9 @@ def test_herald_url_is_needed_to_serve_not_to_run_a_flask_command(tmp_path):
     app = Flask("cli", instance_path=str(tmp_path))
     with pytest.raises(RuntimeError, match="HERALD_URL"):
         Herald(app)
+    app = Flask("cli", instance_path=str(tmp_path))
+    with click.Context(click.Command("run"), info_name="run"), pytest.raises(RuntimeError, match="HERALD_URL"):
+        Herald(app)  # flask run serves: it needs Herald's address
     app = Flask("cli", instance_path=str(tmp_path))
     with click.Context(click.Command("migrate")):
         herald = Herald(app)
