@@ -10,7 +10,6 @@ side by side.
   (``flask seed``) first;
 - Chirp's RQ worker (``python -m chirp.worker``), on database 1 of Herald's Redis.
 """
-import os
 import secrets
 import subprocess
 import sys
@@ -55,16 +54,9 @@ def redis_database(url, number):
     return urlunsplit(parts._replace(path=f"/{number}"))
 
 
-def chirp_port():
-    value = os.environ.get("CHIRP_PORT", "5002")
-    if not value.isdigit() or not 0 < int(value) < 65536:
-        raise SystemExit(f"herald: CHIRP_PORT={value!r} is no port")
-    return int(value)
-
-
 def main():
     folder = var_dir() / "chirp"
-    port, chirp = config_port(), chirp_port()
+    port, chirp = config_port(), get("CHIRP_PORT")
     jwt_secret = secret_file(folder / "jwt_secret", lambda: secrets.token_urlsafe(48))
     origin = f"http://127.0.0.1:{chirp}"
     origins = ",".join([*get("SOCKETIO_ORIGINS"), origin])
@@ -72,7 +64,7 @@ def main():
     def children(client, env):
         fresh = not (folder / "chirp.db").exists()
         chirp_env = dict(
-            os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(CHIRP), FLASK_APP="chirp",
+            env, PYTHONUNBUFFERED="1", PYTHONPATH=str(CHIRP), FLASK_APP="chirp",
             DATABASE_URL=f"sqlite:///{folder / 'chirp.db'}",
             REDIS_URL=redis_database(env["REDIS_URL"], 1), CHIRP_URL=origin,
             SECRET_KEY=secret_file(folder / "secret_key", lambda: secrets.token_hex(32)),

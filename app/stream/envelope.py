@@ -15,11 +15,14 @@ import time
 
 import orjson
 
-from app.stream.field_rules import (
+from app.stream.field_rules import (  # noqa: F401 (user ids: re-exported, see field_rules)
     CONTROL_RE,
+    MAX_USER_CHARS,
+    USER_ID_RULE,
     EnvelopeError,
     check_unicode,
     check_url,
+    check_user_id,
     depth,
 )
 
@@ -31,7 +34,6 @@ MAX_TITLE_CHARS = 200
 MAX_BODY_CHARS = 4000
 MAX_CORRELATION_CHARS = 128
 MAX_ORIGIN_CHARS = 64
-MAX_USER_CHARS = 255
 
 SEVERITIES = ("info", "success", "warning", "error", "critical")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
@@ -53,9 +55,6 @@ KNOWN = FIELDS + ("kind",)  # kind is not copied like the others: see validate
 DATA_PREFIX = b'{"kind":"data"'
 # What addresses a user's private notifications (an envelope's ``user``, a host-app
 # token's ``sub``): the host app's own id of its user, any text (check_user_id).
-USER_ID_RULE = (f"must be a string of 1-{MAX_USER_CHARS} characters: the user's id "
-                "(any text, e.g. the host app's primary key)")
-
 
 def _text(envelope, field, max_chars, control_re, required):
     value = envelope.get(field)
@@ -149,24 +148,6 @@ def validate(envelope):
         clean = {"kind": "data", **clean}  # first: see DATA_PREFIX
     clean["severity"] = severity
     return clean
-
-
-def check_user_id(value, field="user"):
-    """Raise EnvelopeError unless ``value`` is a user id: any valid Unicode string of
-    1-255 characters, control characters and all.
-
-    A user id is opaque to Herald: the host app's id of its user (``42``,
-    ``user:42``, ``alice@example.com``, a UUID, ``Zoë Müller``), compared
-    exactly (no case folding, no Unicode normalisation). Herald's own account
-    names are stricter (app/users/accounts.py), and are user ids too.
-
-        >>> check_user_id("user:42")
-        'user:42'
-    """
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_USER_CHARS:
-        raise EnvelopeError(field, USER_ID_RULE)
-    check_unicode(field, value)
-    return value
 
 
 def encode(envelope, ts):

@@ -9,6 +9,7 @@ import re
 from urllib.parse import urlsplit
 
 MAX_URL_CHARS = 2000
+MAX_USER_CHARS = 255
 # Control characters (C0, DEL, C1).
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -68,3 +69,25 @@ def check_url(url):
         raise EnvelopeError("url", URL_RULE + f"; {parts.scheme or 'that'}: is not allowed")
     if not host:
         raise EnvelopeError("url", URL_RULE + "; it names no host")
+
+
+USER_ID_RULE = (f"must be a string of 1-{MAX_USER_CHARS} characters: the user's id "
+                "(any text, e.g. the host app's primary key)")
+
+
+def check_user_id(value, field="user"):
+    """Raise EnvelopeError unless ``value`` is a user id: any valid Unicode string of
+    1-255 characters, control characters and all.
+
+    A user id is opaque to Herald: the host app's id of its user (``42``,
+    ``user:42``, ``alice@example.com``, a UUID, ``Zoë Müller``), compared
+    exactly (no case folding, no Unicode normalisation). Herald's own account
+    names are stricter (app/users/accounts.py), and are user ids too.
+
+        >>> check_user_id("user:42")
+        'user:42'
+    """
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_USER_CHARS:
+        raise EnvelopeError(field, USER_ID_RULE)
+    check_unicode(field, value)
+    return value

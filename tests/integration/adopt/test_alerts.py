@@ -268,8 +268,9 @@ def test_herald_url_is_needed_to_serve_not_to_run_a_flask_command(tmp_path):
     with pytest.raises(RuntimeError, match="HERALD_URL"):
         Herald(app)
     app = Flask("cli", instance_path=str(tmp_path))
-    with click.Context(click.Command("run"), info_name="run"), pytest.raises(RuntimeError, match="HERALD_URL"):
-        Herald(app)  # flask run serves: it needs Herald's address
+    with click.Context(click.Command("run"), info_name="run"):
+        with pytest.raises(RuntimeError, match="HERALD_URL"):
+            Herald(app)  # flask run serves: it needs Herald's address
     app = Flask("cli", instance_path=str(tmp_path))
     with click.Context(click.Command("migrate")):
         herald = Herald(app)
