@@ -968,6 +968,9 @@
     }).then(function (response) {
       status = response.status;
       if (!response.ok) throw new Error('HTTP ' + response.status);
+      // Sent elsewhere (a sign-in page, once the session ended): that page is not
+      // this one's next state, and is never morphed in.
+      if (response.redirected) throw new Error('the page answered with another (' + response.url + ')');
       return response.text();
     });
     function morph(loaded) {

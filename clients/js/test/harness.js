@@ -353,7 +353,7 @@ function record(client) {
 }
 
 // A fetch the test answers by hand: each call waits in `requests` for
-// answer(reply): a JSON body or an HTML text (200), a status (an `error`
+// answer(reply, more): a JSON body or an HTML text (200), a status (an `error`
 // body), or 'down' (no answer: fetch rejects).
 function manualFetch() {
   const fetch = (url, init) => new Promise((resolve, reject) => {
@@ -365,17 +365,19 @@ function manualFetch() {
       path: parsed.pathname,
       params: Object.fromEntries(parsed.searchParams),
       token: init && init.headers && init.headers.Authorization,
-      answer(reply) {
+      answer(reply, more) {
         this.answered = true;
         if (reply === 'down') return reject(new TypeError('Failed to fetch'));
         const status = typeof reply === 'number' ? reply : 200;
         const body = status === 200 ? reply : {error: 'the server says ' + status};
-        resolve({
+        resolve(Object.assign({
           status,
           ok: status < 400,
+          redirected: false,
+          url: String(url),
           json: () => Promise.resolve(body),
           text: () => Promise.resolve(typeof body === 'string' ? body : JSON.stringify(body))
-        });
+        }, more));  // more: {redirected: true, url} for an answer that came by a redirect
       }
     });
   });

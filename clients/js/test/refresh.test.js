@@ -153,6 +153,19 @@ test('never two at once: changes during a refresh make exactly one more after it
   assert.equal(env.timers.pending().length, 0);
 });
 
+test('a page that answers with another by a redirect (a sign-in page) is never morphed in', async () => {
+  const {env, fetch, Idiomorph, events, send} = await refreshing();
+  send();
+  await due(env);
+  fetch.requests[0].answer('<html><body><form id="login"></form></body></html>',
+                           {redirected: true, url: 'https://app.example/login'});
+  await flush();
+  assert.equal(Idiomorph.calls.length, 0);
+  const errors = named(events, 'refresh:error');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0][0].message, /answered with another \(https:\/\/app.example\/login\)/);
+});
+
 test('a refresh that fails (HTTP 500) is refresh:error and is tried again once; never a reload', async () => {
   const {env, fetch, Idiomorph, events, send} = await refreshing();
   let reloads = 0;
