@@ -17,7 +17,7 @@ from herald_client import InvalidNotification, Unavailable
 from herald_client.flask import Herald
 from tests.integration.adopt.host import create_app
 from tests.integration.outbox.support import stream
-from tests.support import ROOT, wait_until
+from tests.support import ROOT, wait_for, wait_until
 
 
 @pytest.fixture
@@ -58,9 +58,11 @@ def test_an_alert_joins_the_views_transaction(host, live_server, redis, api_key)
                                                              "https://host.example/posts")
     assert "kind" not in alert and "version" not in alert.get("data", {})
     assert stream(redis)[1]["data"] == {"stream": "timeline"}
-    with app.app_context():
-        assert herald.outbox.counts(app.extensions["host"]["db"].engine) == {
-            "pending": 0, "sent": 3, "refused": 0}
+    with app.app_context():  # marked sent after Herald stored them: wait on the rows
+        engine = app.extensions["host"]["db"].engine
+        wait_for(lambda: herald.outbox.counts(engine),
+                 lambda counts: counts == {"pending": 0, "sent": 3, "refused": 0},
+                 message="the three rows marked sent")
     # A page rendered now connects from where it is as of: the last id shipped.
     herald.user_loader(lambda: None)  # signed out: no token, the cursor all the same
     with app.test_request_context("/"):
