@@ -81,6 +81,7 @@
       var self = this;
       self.criteria = herald.parseFilter(filter || self.criteria);
       self.loaded = false;
+      self.nextBefore = null;  // the view's pages are the new load's, once it is in
       self.trigger('loading');
       var loading = self.loading = Promise.all([
         herald.client.history(self.query()),
@@ -110,9 +111,10 @@
 
     // The next page of older notifications of this view.
     loadMore: function () {
-      var self = this;
+      var self = this, loading = self.loading;
       if (!self.nextBefore) return Promise.resolve(null);
       return herald.client.history(self.query({before: self.nextBefore})).then(function (reply) {
+        if (loading !== self.loading) return null;  // a newer load began: a page of another view
         self.nextBefore = reply.next_before;
         self.add(_.map(reply.notifications, self.withState, self), {older: true});
         self.loadedCount = self.length;

@@ -72,7 +72,11 @@
       $('#feed-empty').data('text', empty);
       if (notifications.loaded !== false) $('#feed-empty').text(empty);
     }
-    notifications.on('loading', function () { $('#feed-empty').text(herald.t('Loading…')); feed.showEmpty(); });
+    notifications.on('loading', function () {
+      more.prop('hidden', true);  // the older pages of the view being loaded: once it is in
+      $('#feed-empty').text(herald.t('Loading…'));
+      feed.showEmpty();
+    });
     notifications.on('loaded', function () {
       more.prop('hidden', !notifications.nextBefore);
       $('#feed-empty').text($('#feed-empty').data('text'));

@@ -112,6 +112,38 @@ def test_search_filters_and_paging_over_a_seeded_history(live_server, ann, page)
     expect(page.locator("#feed li.notification")).to_have_count(0)
 
 
+def test_load_more_waits_for_the_view_being_loaded(live_server, ann, page):
+    # "Load more" clicked while a search is still loading must not page the search from
+    # where the previous view (here the whole feed) stopped: that mixes its page in.
+    bus = ann
+    needles = [bus.publish("ops.web", f"Needle {i}" if i % 7 == 0 else f"Routine {i}")
+               for i in range(1000)][::7]
+    sign_in(page, live_server, "ann", "ann-password")
+    expect(page.locator("#feed li.notification")).to_have_count(100, timeout=WAIT)
+    expect(page.locator("#load-more")).to_be_visible(timeout=WAIT)
+    held = []  # the search's first page, answered only when the test says so
+    search = re.compile(r"/api/notifications\?(?!.*before=).*q=NEEDLE")
+
+    def hold(route):
+        held.append(route)
+    page.route(search, hold)
+    page.fill("#filters input[name=q]", "NEEDLE")
+    page.click("#filters button[type=submit]")
+    page.wait_for_function("!herald.notifications.loaded")
+    expect(page.locator("#load-more")).to_be_hidden()
+    assert page.evaluate("herald.notifications.loadMore()") is None
+    while not held:
+        page.wait_for_timeout(20)
+    held[0].continue_()
+    page.unroute(search, hold)
+    expect(page.locator("#feed li.notification").first).to_have_attribute("data-id", needles[-1],
+                                                                          timeout=WAIT)
+    page.click("#load-more")
+    expect(page.locator("#feed li.notification")).to_have_count(len(needles), timeout=WAIT)
+    shown = page.locator("#feed li.notification").evaluate_all("l => l.map(i => i.dataset.id)")
+    assert shown == needles[::-1]
+
+
 def test_archive_and_snooze_follow_every_tab_and_a_restart(live_server, ann, browser):
     bus = ann
     tabs = [new_tab(browser) for _ in range(2)]
