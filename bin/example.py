@@ -35,17 +35,17 @@ def secret_file(path, make):
     return path.read_text().strip()
 
 
-def api_key(client, folder):
-    """The example's API key: the one kept in ``folder``, or a new one when Herald
-    no longer knows it (its Redis was emptied, say)."""
+def api_key(client, folder, name=KEY_NAME):
+    """An example's API key (``name``): the one kept in ``folder``, or a new one when
+    Herald no longer knows it (its Redis was emptied, say)."""
     path = folder / "api_key"
-    if path.exists() and accounts.api_key_name(client, path.read_text().strip()) == KEY_NAME:
+    if path.exists() and accounts.api_key_name(client, path.read_text().strip()) == name:
         return path.read_text().strip()
     try:
-        accounts.revoke_api_key(client, KEY_NAME)
+        accounts.revoke_api_key(client, name)
     except accounts.AccountError:
         pass  # there was none
-    key = accounts.create_api_key(client, KEY_NAME)
+    key = accounts.create_api_key(client, name)
     path.unlink(missing_ok=True)
     return secret_file(path, lambda: key)
 

@@ -21,29 +21,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bin"))
 
 import stack  # noqa: E402
-from example import secret_file  # noqa: E402
+from example import api_key, secret_file  # noqa: E402
 
 from app.settings import get, var_dir  # noqa: E402
 from app.settings import port as config_port  # noqa: E402
-from app.users import accounts  # noqa: E402
 
 KEY_NAME = "example-chirp"
 CHIRP = ROOT / "examples" / "adopt"
-
-
-def api_key(client, folder):
-    """Chirp's API key: the one kept in ``folder``, or a new one when Herald no longer
-    knows it (its Redis was emptied, say)."""
-    path = folder / "api_key"
-    if path.exists() and accounts.api_key_name(client, path.read_text().strip()) == KEY_NAME:
-        return path.read_text().strip()
-    try:
-        accounts.revoke_api_key(client, KEY_NAME)
-    except accounts.AccountError:
-        pass  # there was none
-    key = accounts.create_api_key(client, KEY_NAME)
-    path.unlink(missing_ok=True)
-    return secret_file(path, lambda: key)
 
 
 def redis_database(url, number):
@@ -68,7 +52,7 @@ def main():
             DATABASE_URL=f"sqlite:///{folder / 'chirp.db'}",
             REDIS_URL=redis_database(env["REDIS_URL"], 1), CHIRP_URL=origin,
             SECRET_KEY=secret_file(folder / "secret_key", lambda: secrets.token_hex(32)),
-            HERALD_URL=f"http://127.0.0.1:{port}", HERALD_API_KEY=api_key(client, folder),
+            HERALD_URL=f"http://127.0.0.1:{port}", HERALD_API_KEY=api_key(client, folder, KEY_NAME),
             HERALD_JWT_SECRET=jwt_secret)
         flask = [stack.PY, "-m", "flask"]
         subprocess.run([*flask, "db", "upgrade"], cwd=CHIRP, env=chirp_env, check=True)

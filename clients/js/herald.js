@@ -673,7 +673,8 @@
     if (!this.cursor.advance(envelope.id)) return;  // seen already
     this.dispatcher.trigger('notification', envelope);
     this.dispatcher.trigger('notification:' + envelope.topic, envelope);
-    if (this.options.domEvents !== false) domEvent(eventTarget(), 'herald:' + envelope.topic, envelope);
+    var target = this.options.domEvents !== false && eventTarget();  // none without a page
+    if (target) domEvent(target, 'herald:' + envelope.topic, envelope);
     if (this.refreshTopics[envelope.topic]) this._page().schedule();
   };
 

@@ -44,5 +44,10 @@ class Unavailable(HeraldError):
     """Herald could not be reached, or could not confirm the publish, after every retry.
 
     The notification may or may not be stored: publish it again with the
-    same ``idempotency_key`` and it is stored exactly once.
+    same ``idempotency_key`` and it is stored exactly once (the message says
+    so); ``reason`` is what went wrong, without that advice.
     """
+
+    def __init__(self, message, status=None, reason=None):
+        super().__init__(message, status)
+        self.reason = reason or message

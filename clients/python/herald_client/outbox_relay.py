@@ -190,8 +190,10 @@ class Relay:
                         outbox_rows.prune(self.engine, self.table, self.keep)
                         prune_at = time.monotonic() + PRUNE_EVERY
             except Exception as exc:  # Herald or the database away: the rows wait
+                # Unavailable's reason: without its advice to publish again (the relay does);
+                # set before the count, which is what a reader waits on
+                self.last_error = getattr(exc, "reason", None) or str(exc)
                 self.failures += 1
-                self.last_error = _said(exc)
                 delay = self._backoff(exc)
                 # Said once as a warning, then every tenth try: an outage is one line a
                 # minute or so, not one a try; each try is there at DEBUG.
@@ -209,12 +211,6 @@ class Relay:
         window = min(self.cap, self.base * 2 ** min(self.failures - 1, 20))
         floor = exc.retry_after if isinstance(exc, RateLimited) and exc.retry_after else 0.0
         return floor + random.uniform(0, window)
-
-
-def _said(exc):
-    """What a failure says, without the advice to publish again that a caller of the
-    client gets: the relay does that itself."""
-    return str(exc).split(". Publish again with idempotency_key=")[0]
 
 
 def _waits_block_greenlets(engine):

@@ -137,9 +137,10 @@ class HeraldClient:
             wait = min(wait * 2, 1.0)
 
     def _unconfirmed(self, exc, headers):
-        return Unavailable(f"Herald at {self.url} did not confirm the publish: {exc}. "
-                           f"Publish again with idempotency_key={headers['Idempotency-Key']!r} "
-                           "to store it exactly once")
+        reason = f"Herald at {self.url} did not confirm the publish: {exc}"
+        return Unavailable(f"{reason}. Publish again with "
+                           f"idempotency_key={headers['Idempotency-Key']!r} to store it exactly "
+                           "once", reason=reason)
 
     # -- connection tokens --------------------------------------------------------------
 
@@ -177,7 +178,7 @@ def _answer(response, key):
     if status == 429:
         raise RateLimited(message, status, _seconds(response.headers.get("Retry-After")))
     raise Unavailable(f"{message} (publish again with idempotency_key={key!r} to store it "
-                      "exactly once)", status)
+                      "exactly once)", status, reason=message)
 
 
 def _seconds(value):

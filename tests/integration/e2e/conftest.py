@@ -53,6 +53,25 @@ def page(context):
     return page
 
 
+@pytest.fixture
+def contexts(browser):
+    """New browser contexts on demand, each failing the test on a CSP violation."""
+    made = []
+
+    def new(**options):
+        context = browser.new_context(**options)
+        context.violations = []
+        context.expose_binding("reportCspViolation",
+                               lambda _source, text: context.violations.append(text))
+        context.add_init_script(CSP_REPORTER)
+        made.append(context)
+        return context
+    yield new
+    for context in made:
+        context.close()
+    assert [v for c in made for v in c.violations] == []
+
+
 def sign_in(page, server, name, password):
     """Sign in through the login form and wait for the live connection."""
     page.goto(server.url + "/login")

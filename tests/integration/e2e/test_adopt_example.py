@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from app.stream.keys import STREAM
 from app.users import accounts
 from tests.integration.adopt.chirp_app import JWT_SECRET, PASSWORD, Chirp, send_message
-from tests.integration.e2e.conftest import CSP_REPORTER, accessibility_violations, no_horizontal_scroll
+from tests.integration.e2e.conftest import accessibility_violations, no_horizontal_scroll
 from tests.support import LiveServer, free_port, wait_until
 
 SEEN = 10_000  # ms: generous on a busy machine; the issue's measured figures are ~150 ms
@@ -44,25 +44,6 @@ def chirp(redis_server, redis, tmp_path):
     finally:
         app.stop()
         herald.stop()
-
-
-@pytest.fixture
-def contexts(browser):
-    """New browser contexts on demand, each failing the test on a CSP violation."""
-    made = []
-
-    def new(**options):
-        context = browser.new_context(**options)
-        context.violations = []
-        context.expose_binding("reportCspViolation",
-                               lambda _source, text: context.violations.append(text))
-        context.add_init_script(CSP_REPORTER)
-        made.append(context)
-        return context
-    yield new
-    for context in made:
-        context.close()
-    assert [v for c in made for v in c.violations] == []
 
 
 def sign_in(contexts, chirp, handle, path="/", live=True, **options):

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from app.stream.keys import STREAM
 from app.users import accounts
-from tests.integration.e2e.conftest import CSP_REPORTER, accessibility_violations, no_horizontal_scroll
+from tests.integration.e2e.conftest import accessibility_violations, no_horizontal_scroll
 from tests.support import EXAMPLE_JWT_SECRET, ExampleApp, LiveServer, free_port
 
 SEEN = 5_000  # ms: generous on a busy machine; bench/edit_latency.py measures the real figure
@@ -32,25 +32,6 @@ def board(redis_server, redis, tmp_path):
     yield herald, example
     example.stop()
     herald.stop()
-
-
-@pytest.fixture
-def contexts(browser):
-    """New browser contexts on demand, each failing the test on a CSP violation."""
-    made = []
-
-    def new(**options):
-        context = browser.new_context(**options)
-        context.violations = []
-        context.expose_binding("reportCspViolation",
-                               lambda _source, text: context.violations.append(text))
-        context.add_init_script(CSP_REPORTER)
-        made.append(context)
-        return context
-    yield new
-    for context in made:
-        context.close()
-    assert [v for c in made for v in c.violations] == []
 
 
 def open_board(contexts, example, user, **options):

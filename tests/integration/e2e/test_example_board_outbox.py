@@ -30,7 +30,7 @@ from tests.integration.e2e import test_example_board as shared
 from tests.integration.e2e.test_example_board import SEEN, add_card, card, open_board
 from tests.support import EXAMPLE_JWT_SECRET, ROOT, ExampleApp, LiveServer, free_port, wait_until
 
-board, contexts = shared.board, shared.contexts  # the fixtures: Herald and the board; browsers
+board = shared.board  # the fixture: Herald and the board (browsers: conftest.py contexts)
 
 
 def outbox(database):

@@ -24,3 +24,31 @@ def tables(database_url, metadata):
         yield engine
     finally:
         engine.dispose()
+
+
+@contextlib.contextmanager
+def hosts(create_app, database_url):
+    """``make(server, api_key, relay=True, **config)``: a host app made by ``create_app``
+    on ``database_url`` (its extensions in ``app.extensions["host"]``: ``db`` and
+    ``herald``), with its Herald extension; each one's relay stopped and database
+    engine closed after."""
+    made = []
+
+    def make(server, api_key, relay=True, **config):
+        app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "HERALD_URL": server.url,
+                          "HERALD_API_KEY": api_key, "HERALD_OUTBOX_RELAY": relay, **config})
+        made.append(app)
+        return app, app.extensions["host"]["herald"]
+
+    try:
+        yield make
+    finally:
+        for app in made:
+            close_host(app)
+
+
+def close_host(app):
+    """Stop a host app's outbox relay and close its database engine."""
+    app.extensions["host"]["herald"].outbox.close()
+    with app.app_context():
+        app.extensions["host"]["db"].engine.dispose()

@@ -11,7 +11,7 @@ from app.users import accounts, subscriptions
 from herald_client import HeraldClient
 from tests.helpers.keys import SECRET
 from tests.integration.outbox.host_app import create_app
-from tests.integration.outbox.support import stream
+from tests.integration.outbox.support import hosts, stream
 from tests.support import ROOT, Listener, LiveServer, wait_until
 
 
@@ -31,20 +31,9 @@ def api_key(redis):
 @pytest.fixture
 def host(database_url):
     """``host(server, api_key, relay=True)``: the host app on ``database_url``, and its
-    Herald extension; each one's relay stopped and database engine closed after."""
-    made = []
-
-    def make(server, api_key, relay=True):
-        app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "HERALD_URL": server.url,
-                          "HERALD_API_KEY": api_key, "HERALD_OUTBOX_RELAY": relay})
-        made.append(app)
-        return app, app.extensions["host"]["herald"]
-
-    yield make
-    for app in made:
-        app.extensions["host"]["herald"].outbox.close()
-        with app.app_context():
-            app.extensions["host"]["db"].engine.dispose()
+    Herald extension (closed after)."""
+    with hosts(create_app, database_url) as make:
+        yield make
 
 
 def test_a_commit_in_a_view_reaches_a_browser_live_as_data(host, jwt_server, redis, api_key):
