@@ -19,6 +19,7 @@ from flask import Blueprint, has_request_context, redirect, request
 from flask_babel import Babel, get_locale
 
 from app.settings import ROOT
+from app.web.safe_redirect import safe_target
 
 LOCALES = ("en", "de")
 DEFAULT = "en"
@@ -72,17 +73,10 @@ def js_messages():
     return {"locale": tag, "messages": _script_messages(tag)}
 
 
-def _safe_next(target):
-    """Back to a page of this site only (a path, never another host)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
-        return "/"
-    return target
-
-
 @bp.route("/language")
 def choose():
     """The language switch: remember ``lang`` in a cookie, back to the page it was on."""
-    answer = redirect(_safe_next(request.args.get("next")))
+    answer = redirect(safe_target(request.args.get("next")))  # this site only
     chosen = request.args.get("lang")
     if chosen in LOCALES:
         answer.set_cookie(COOKIE, chosen, max_age=YEAR, samesite="Lax", httponly=True,
