@@ -77,8 +77,10 @@ def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False,
     cursor, count = last_id, 0
     if info is _UNREAD:
         info = state.stream_info(client)
-    # The window holds nothing the stream does not (it was trimmed, replaced or lost).
+    # The window holds nothing the stream does not (it was trimmed, replaced or lost, or
+    # entries were deleted from it): what is replayed is what REST reads for the cursor.
     seam.recent.forget_before(state.first_retained(info))
+    seam.recent.agree(client, info)
     # 0 asks for all the history there is, which cannot have a gap.
     recovered = not (id_key(last_id) > (0, 0) and state.missed_history(client, last_id, info))
     if not recovered:

@@ -18,18 +18,20 @@ _READ = object()
 # KEYS: the stream, its epoch. What replay needs of XINFO STREAM and the epoch, in one
 # round trip and a reply of a few bytes (XINFO's own carries its first and last
 # entries whole): {first entry's id or "", last generated id, entries added,
-# length, epoch or ""}; false when there is no stream.
+# length, epoch or "", the greatest id ever deleted with XDEL ("0-0": none)};
+# false when there is no stream.
 _STATE_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
-local state = {'', '', 0, 0, redis.call('GET', KEYS[2]) or ''}
+local state = {'', '', 0, 0, redis.call('GET', KEYS[2]) or '', '0-0'}
 for i = 1, #info, 2 do
   local name, value = info[i], info[i + 1]
   if name == 'first-entry' then
     if value then state[1] = value[1] end
   elseif name == 'last-generated-id' then state[2] = value
   elseif name == 'entries-added' then state[3] = value
-  elseif name == 'length' then state[4] = value end
+  elseif name == 'length' then state[4] = value
+  elseif name == 'max-deleted-entry-id' then state[6] = value end
 end
 return state
 """
@@ -38,8 +40,10 @@ _state_scripts = weakref.WeakKeyDictionary()  # client -> its registered _STATE_
 
 def stream_info(client):
     """What XINFO STREAM says of the stream (``first-entry``: ``(id,)`` or None,
-    ``last-generated-id``, ``entries-added``, ``length``) and its ``epoch`` (None
-    when unset), read in one step; None when the stream does not exist. A
+    ``last-generated-id``, ``entries-added``, ``length``, ``max-deleted-entry-id``:
+    the greatest id XDEL ever removed, ``0-0`` for none; trimming leaves it) and
+    its ``epoch`` (None when unset), read in one step; None when the stream does
+    not exist. A
     reconnect storm's thousands of replays each ask this: one round trip and a
     small reply, where XINFO STREAM and GET were two and XINFO's reply carried
     two whole entries to parse."""
@@ -49,9 +53,11 @@ def stream_info(client):
     state = script(keys=[STREAM, EPOCH])
     if not state:
         return None
-    first, last, added, length, epoch = (v.decode() if isinstance(v, bytes) else v for v in state)
+    first, last, added, length, epoch, deleted = (v.decode() if isinstance(v, bytes) else v
+                                                  for v in state)
     return {"first-entry": (first,) if first else None, "last-generated-id": last,
-            "entries-added": int(added), "length": int(length), "epoch": epoch or None}
+            "entries-added": int(added), "length": int(length), "epoch": epoch or None,
+            "max-deleted-entry-id": deleted or "0-0"}
 
 
 def first_retained(info):

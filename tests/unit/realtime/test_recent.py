@@ -7,6 +7,7 @@ from app.realtime.recent import Recent
 from app.realtime.seam import ReplaySeam
 from app.stream.envelope import id_key
 from app.stream.follow import LiveFollower
+from app.stream.keys import STREAM
 from app.stream.publish import Bus
 
 
@@ -142,3 +143,35 @@ def test_nothing_is_replayed_from_the_window_that_the_stream_no_longer_holds(red
     seam.follower.advance(new)
     found, _ = run(redis, seam, "ann", ["news"], "0")
     assert ids_sent(found) == [new]
+
+
+def test_an_entry_deleted_from_the_stream_is_not_replayed_from_the_window(redis, seam):
+    """XDEL (an operator's: Herald only trims), in the window's stretch: the replay sends
+    what the stream holds, as REST reads it; a later deletion of an older entry (the
+    stream's greatest deleted id stays) is seen too."""
+    bus = Bus(redis)
+    ids = [bus.publish("news.a", f"n{i}") for i in range(4)]
+    seam.recent.backfill(redis, ids[-1])  # the whole stream: replays from ids[0] read it
+    seam.follower.advance(ids[-1])
+    redis.xdel(STREAM, ids[2])
+    assert ids_sent(run(redis, seam, "ann", ["news"], ids[0])[0]) == [ids[1], ids[3]]
+    redis.xdel(STREAM, ids[1])
+    assert ids_sent(run(redis, seam, "ann", ["news"], ids[0])[0]) == [ids[3]]
+
+
+def test_the_window_reads_the_stream_again_only_after_a_deletion_reached_it(redis, seam):
+    bus = Bus(redis)
+    ids = [bus.publish("news.a", f"n{i}") for i in range(6)]
+    redis.xdel(STREAM, ids[0])  # older than the window (it holds 4)
+    seam.recent.backfill(redis, ids[-1])
+    seam.follower.advance(ids[-1])
+    reads = []
+    seam.recent._drop_deleted = lambda client, deleted: reads.append(deleted)
+    run(redis, seam, "ann", ["news"], "0")
+    redis.xtrim(STREAM, maxlen=5, approximate=False)  # a trim: removed, nothing deleted
+    run(redis, seam, "ann", ["news"], "0")
+    assert reads == []
+    redis.xdel(STREAM, ids[4])
+    run(redis, seam, "ann", ["news"], "0")
+    run(redis, seam, "ann", ["news"], "0")  # nothing removed since: not read again
+    assert reads == [id_key(ids[4])]
