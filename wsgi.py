@@ -80,6 +80,7 @@ def serve():
                              max_handshakes=config["MAX_HANDSHAKES"],
                              handler_class=handler, log=access_log)
     app.extensions["herald.server"] = server
+    server.pre_start_hook = app.extensions["herald.upgrade_refusal"]  # 400, not 101, if refused
     built.namespace.web_server = server  # a connect answered frees its handshake slot
 
     def shutdown():

@@ -53,5 +53,7 @@ def create_app(config=None):
     security.check_hosts(app, built.sio.eio)  # Flask's requests here, Socket.IO's in its server
     services.mount_socketio(app, built)
     security.trust_proxies(app)
+    # The server's pre_start_hook (wsgi.py): a websocket Herald refuses gets its 400.
+    app.extensions["herald.upgrade_refusal"] = security.upgrade_refusal(app, built.sio.eio)
     commands.init_app(app)
     return app

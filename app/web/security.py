@@ -89,6 +89,36 @@ def trust_proxies(app):
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
 
 
+def upgrade_refusal(app, engine):
+    """gevent-websocket's ``pre_start_hook`` (the server's; wsgi.py sets it): true for a
+    websocket upgrade that Herald refuses, its ``Host`` not in ALLOWED_HOSTS or its
+    ``Origin`` not one Socket.IO accepts (origins.py), as the app sees them (after
+    ProxyFix when TRUSTED_PROXIES says so). gevent-websocket answers ``101 Switching
+    Protocols`` before the app is called, so the app's 400 (hosts.refuse, Engine.IO's
+    origin check) went nowhere and the client saw a close; with the hook true the
+    request is served as a plain one instead, and gets that 400."""
+    allowed = engine.allowed_hosts  # None: any host
+    origins = engine.cors_allowed_origins
+    proxies = app.config["TRUSTED_PROXIES"]
+    # ProxyFix answers what the app it wraps answers: here, the environ it rewrote.
+    forwarded = ProxyFix(lambda environ, _start: environ, x_for=proxies, x_proto=proxies,
+                         x_host=proxies) if proxies else None
+
+    def refused(handler):
+        environ = handler.environ
+        if environ.get("HTTP_UPGRADE", "").lower() != "websocket":
+            return False
+        if forwarded is not None:
+            environ = forwarded(dict(environ), None)
+        if allowed is not None and not hosts.allowed_request(environ, allowed):
+            return True
+        origin = environ.get("HTTP_ORIGIN")
+        return bool(origin and callable(origins)
+                    and environ.get("PATH_INFO", "").startswith("/socket.io/")
+                    and not origins(origin, environ))
+    return refused
+
+
 class HostCheck:
     """WSGI middleware in front of Flask: 400 for a request whose Host is not allowed
     (hosts.py). Socket.IO's requests are checked by its Engine.IO server instead
