@@ -54,14 +54,16 @@ def account(refusal=LIMITED):
 
 
 def admins(refusal):
-    """Admins only (by session or token)."""
-    return _guard(lambda who: who.kind != "apikey" and who.admin, refusal)
+    """Admins only (by session or full token: every admin route is account-wide, so a
+    token limited to some topics is refused even if it were an admin's)."""
+    return _guard(lambda who: who.kind != "apikey" and who.admin and who.topics is None, refusal)
 
 
 def publishers(refusal="only admins and API keys may publish"):
-    """API keys, and admins. The view publishes with ``api_keys.credential(who)``
-    (and answers anything else only after :func:`verify`)."""
-    return _guard(lambda who: who.kind == "apikey" or who.admin, refusal, publishes=True)
+    """API keys, and admins (by session or full token). The view publishes with
+    ``api_keys.credential(who)`` (and answers anything else only after :func:`verify`)."""
+    return _guard(lambda who: who.kind == "apikey" or (who.admin and who.topics is None), refusal,
+                  publishes=True)
 
 
 def verify(who):

@@ -2,8 +2,9 @@
 
 A host-app token with a ``topics`` claim reads and acts on its topics only:
 
-- account-wide changes (preferences, mark-all-read with ``upto``, tokens,
-  digests, webhooks) are refused to it (app/web/api/access.py, ``account``);
+- account-wide changes (preferences, mark-all-read with ``upto``, the
+  ``seen`` watermark, tokens, digests, webhooks) are refused to it
+  (app/web/api/access.py, ``account``; :func:`check_read`);
 - a per-notification action (archive, snooze, read, unread...) is refused with
   403 when one of its ids is not a notification the token may see: private
   to its user, or on a topic inside its ``topics`` (an id no longer in
@@ -77,15 +78,23 @@ def check(client, user, limit, ids, field):
                          "private ones); use a full token or a signed-in session")
 
 
+# Read-state fields that move a watermark over every topic: a limited token may not.
+WATERMARKS = {
+    "upto": "marks everything read, across all topics",
+    "seen": "marks everything shown (the unread badge of every tab), across all topics",
+}
+
+
 def check_read(client, user, limit, data):
-    """A read-state change (``{"ids", "upto", "unread"}``) a limited token may make:
-    ``upto`` marks everything read, an account-wide change, so it is refused."""
+    """A read-state change (``{"ids", "upto", "unread", "seen"}``) a limited token
+    may make: ``upto`` and ``seen`` are account-wide watermarks, refused whatever
+    id they name; ``ids`` and ``unread`` only ids the token may see."""
     if limit is None or not isinstance(data, dict):
         return
-    if data.get("upto") is not None:
-        raise OutOfScope("upto", "marks everything read, across all topics: a token "
-                         f"limited to {', '.join(limit)} may mark its own ids only; "
-                         "use a full token or a signed-in session")
+    for field, what in WATERMARKS.items():
+        if data.get(field) is not None:
+            raise OutOfScope(field, f"{what}: a token limited to {', '.join(limit)} may "
+                             "mark its own ids only; use a full token or a signed-in session")
     for field in ("ids", "unread"):
         if isinstance(data.get(field), list):
             check(client, user, limit, data[field], field)

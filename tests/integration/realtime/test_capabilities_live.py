@@ -51,6 +51,8 @@ def read(listener, ids):
         listener.call("read", {"ids": [ids["ops"]]}))
     assert refused(listener.call("read", {"unread": [ids["ops"]]}))
     assert "marks everything read" in refused(listener.call("read", {"upto": ids["board"]}))
+    for seen in (ids["ops"], ids["board"], "9999999999999-0"):  # the badge of every tab
+        assert refused(listener.call("read", {"seen": seen})).startswith("seen: ")
     return listener.call("read", {"ids": [ids["board"]]})["ok"]
 
 

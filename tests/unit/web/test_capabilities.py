@@ -12,7 +12,7 @@ import pytest
 from app import create_app
 from app.settings import TestConfig
 from app.stream.publish import Bus
-from app.users import accounts, archive_and_snooze, preferences, subscriptions
+from app.users import accounts, archive_and_snooze, preferences, read_state, subscriptions
 from tests.helpers.capabilities import allows, events, table
 from tests.helpers.keys import SECRET
 from tests.unit.web.api.helpers import bearer, jwt_bearer
@@ -142,3 +142,43 @@ def test_what_a_limited_token_reads_of_the_users_state_is_narrowed(world, redis)
     assert http.get(f"/api/notifications/{ids['ops']}", headers=limited()).status_code == 404
     full = http.get("/api/notification-state", headers=jwt_bearer("alice")).get_json()
     assert sorted(full["archived"]) == sorted([ids["board"], ids["ops"]])
+
+
+@pytest.mark.parametrize("field", ["upto", "seen"])
+def test_a_limited_token_moves_no_account_wide_watermark(world, redis, field):
+    """``upto`` (everything read) and ``seen`` (everything shown: the "new" badge of
+    every tab) cover every topic, so a token limited to ``board`` may move neither,
+    whatever id it names (issue 35: ``seen`` at an ``ops`` id, or far in the future,
+    was applied and cleared the badge everywhere)."""
+    http, ids = world
+    before = read_state.get(redis, "alice")
+    for value in (ids["ops"], ids["board"], ids["mine"], "9999999999999-0"):
+        for body in ({field: value}, {field: value, "ids": [ids["board"]]}):
+            reply = http.post("/api/read-state", headers=limited(), json=body)
+            assert reply.status_code == 403, (body, reply.get_json())
+            assert reply.get_json()["field"] == field
+            assert reply.get_json()["error"].startswith(f"{field}: ")
+            assert "limited to board" in reply.get_json()["error"]
+    assert read_state.get(redis, "alice") == before
+    # An explicit null moves nothing, and a full token may move it.
+    assert http.post("/api/read-state", headers=limited(), json={field: None}).status_code == 200
+    reply = http.post("/api/read-state", headers=jwt_bearer("alice"), json={field: ids["ops"]})
+    assert reply.status_code == 200 and reply.get_json()[field] == ids["ops"]
+
+
+def test_admin_routes_refuse_a_limited_credential_even_an_admins(world, monkeypatch):
+    """Every admin route is account-wide (digests, webhooks, rollups, the console,
+    publishing to any topic). A
+    host-app user is never an admin today (app/web/auth/bearer.py); should a limited
+    credential ever carry ``admin``, the admin routes still refuse it."""
+    from app.web.api import access
+    from app.web.auth.bearer import Identity
+    http, _ids = world
+    monkeypatch.setattr(access, "identify", lambda: Identity("root", True, "token", ["board"]))
+    admin_routes = [r for r, cells in ROUTES.items() if cells["user"] == "no"
+                    and cells["admin"] == "yes"]
+    assert {"DELETE /api/webhooks/<endpoint_id>", "POST /api/notifications"} <= set(admin_routes)
+    for route in admin_routes:
+        assert _call(http, route, _ids, {}) == 403, route
+    monkeypatch.setattr(access, "identify", lambda: Identity("root", True, "token"))
+    assert _call(http, "GET /api/digests", _ids, {}) != 403
