@@ -17,7 +17,17 @@ so bytes never interleave.
 pywsgi's handler is reached through the environ (``herald.connection``, set by
 handler.py for the request's life); under any other server the key is
 absent and a stream is written by its greenlet alone, as before.
+
+A client that closes its stream is noticed at once (:meth:`DirectEvents.watch`):
+a read watcher on the socket, in the hub, as a websocket's (connection.py),
+sees its end of file, where an idle stream would otherwise learn of it only
+at its next write (a heartbeat, 15 s on), holding its place in the client
+address's count of sessions (per_address.py) and its user online meanwhile.
 """
+import socket
+
+import gevent
+
 from app.realtime.wire.writer import LeanWriter
 
 CONNECTION = "herald.connection"  # environ key: the pywsgi handler serving the request
@@ -28,11 +38,41 @@ class DirectEvents:
     (streams.py) writes through ``writer`` (its ``write_now``, ``busy`` and
     ``failed``), framed as ``handler.response_use_chunked`` says (:func:`frame`)."""
 
-    __slots__ = ("handler", "writer")
+    __slots__ = ("handler", "writer", "watcher")
 
     def __init__(self, handler):
         self.handler = handler
         self.writer = LeanWriter(handler.socket)
+        self.watcher = None
+
+    def watch(self, gone):
+        """Call ``gone()`` (in a greenlet of its own) once the client has closed the
+        connection or reset it. An event stream's client sends nothing after its
+        request, so the socket turns readable only then; anything else it sends is
+        left for pywsgi, and watching stops (the next write tells, as before)."""
+        raw = self.writer.raw
+        if raw is None or self.watcher is not None:
+            return
+        watcher = self.watcher = gevent.get_hub().loop.io(raw.fileno(), 1)
+
+        def readable():
+            try:
+                ended = not raw.recv(1, socket.MSG_PEEK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # reset
+                ended = True
+            self.unwatch()
+            if ended:
+                gevent.spawn(gone)
+        watcher.start(readable)
+
+    def unwatch(self):
+        """Stop watching (before the socket is closed: its descriptor may be reused)."""
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+            watcher.close()
 
     @classmethod
     def of(cls, environ):

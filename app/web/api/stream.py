@@ -102,16 +102,23 @@ def stream():
         admission.sessions.enter(address)
     except TooMany as exc:
         return jsonify(error=str(exc)), 429, {"Retry-After": str(RETRY_TOO_MANY)}
+    left = []
+
+    def leave():
+        """Once: when the stream ends (with its place in the hub), or its response closes."""
+        if not left:
+            left.append(True)
+            admission.sessions.leave(address)
     try:
-        response = _open(who, last_id, admission)
+        response = _open(who, last_id, admission, leave)
     except BaseException:
-        admission.sessions.leave(address)
+        leave()
         raise
-    response.call_on_close(lambda: admission.sessions.leave(address))
+    response.call_on_close(leave)
     return response
 
 
-def _open(who, last_id, admission):
+def _open(who, last_id, admission, leave=lambda: None):
     """The event stream's response, its place in the hub or the seam taken."""
     client = extensions.redis()
     seam = current_app.extensions["herald.seam"]
@@ -136,12 +143,16 @@ def _open(who, last_id, admission):
     handshake_opened(current_app.extensions.get("herald.server"), request.environ)  # it is open
     pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
     body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause,
-                   who.expires)
+                   who.expires, leave)
     if direct is not None:
+        # A client that goes away ends its stream at once, not at the next write.
+        direct.watch(lambda: hub.end(opened, "the client closed the connection"))
         body = _beside(body, direct)
-    return Response(body,
-                    mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    response = Response(body, mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    if direct is not None:
+        response.call_on_close(direct.unwatch)  # also when the body was never started
+    return response
 
 
 def _busy(busy):
@@ -166,16 +177,18 @@ def _beside(body, direct):
             yield piece
         direct.wait()
     finally:
+        direct.unwatch()
         body.close()
 
 
 def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
-            pause=lambda: None, expires=None):
+            pause=lambda: None, expires=None, leave=lambda: None):
     """The response body: the replay (or where it went live), then live events.
     A replay waits for its ``turn`` (a bounded number run at once) and calls
     ``pause()`` between steps (other greenlets run: the relay, other replays).
     At ``expires`` (the credential's end, UNIX seconds) an ``expired`` event
-    ends the stream, and nothing published after it is sent."""
+    ends the stream, and nothing published after it is sent. ``leave()`` once
+    it has left the hub (its address's count of sessions, per_address.py)."""
     key = opened.key
     try:
         yield b"retry: 2000\n\n"
@@ -229,6 +242,7 @@ def _events(client, seam, hub, opened, last_id, position, heartbeat, turn=None,
         seam.forget_hold(key)
         seam.forget(key)
         hub.close(key)
+        leave()
 
 
 def _replay(client, seam, hub, opened, last_id, pause=lambda: None):
@@ -239,7 +253,7 @@ def _replay(client, seam, hub, opened, last_id, pause=lambda: None):
         hub.open(opened)
 
     for name, payload in replay.steps(client, seam, opened.key, opened.user, opened.topics,
-                                      last_id, go_live):
+                                      last_id, go_live, gone=lambda: opened.ended is not None):
         if name == "notifications":  # their JSON as the relay delivered it
             yield b"".join(notification(entry_id, text) for entry_id, text in payload)
         else:

@@ -9,7 +9,7 @@ import requests
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
-from tests.support import EventStream, LiveServer, RedisServer, issue_token
+from tests.support import EventStream, LiveServer, RedisServer, issue_token, wait_for
 
 
 @pytest.fixture
@@ -243,3 +243,32 @@ def test_the_access_log_redacts_secrets_however_the_query_spells_them(server, pe
     for leaked in [stream_token, token, "secret-eio", "secret-bad", "secret-semi",
                    "secret-badversion", *secrets.values()]:
         assert leaked not in log
+
+
+def test_a_closed_stream_stops_counting_against_its_address_at_once(redis_server, people,
+                                                                     tmp_path):
+    """MAX_SESSIONS_PER_ADDRESS counts open streams: one its client closed is let go when
+    the socket closes, not at the next heartbeat's failed write (an hour here)."""
+    from tests.integration.ops.test_health_and_metrics import scrape, value
+    server = LiveServer(redis_server.url, tmp_path, MAX_SESSIONS_PER_ADDRESS="2",
+                        SSE_HEARTBEAT="3600")
+    server.start()
+    try:
+        process = f"{socket.gethostname()}:{server.process.pid}"
+        for _ in range(5):  # more than the limit, one after another
+            stream = EventStream(server, issue_token("ann"))
+            assert stream.response.status_code == 200
+            stream.events_until("replayed")
+            stream.close()
+            wait_for(lambda: value(scrape(server), "herald_sse_streams", process=process),
+                     lambda open_now: open_now == 0, timeout=5, message="the stream let go")
+        # Two at once are still the most.
+        both = [EventStream(server, issue_token(name)) for name in ("ann", "bob")]
+        try:
+            assert [s.response.status_code for s in both] == [200, 200]
+            assert EventStream(server, issue_token("ann")).response.status_code == 429
+        finally:
+            for stream in both:
+                stream.close()
+    finally:
+        server.stop()
