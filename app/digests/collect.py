@@ -59,6 +59,7 @@ class Collector:
         self.consumer = consumer or consumers.consumer_name()
         idle = claim_idle if claim_idle is not None else consumers.claim_idle()
         self.claimer = consumers.Claimer(client, self.consumer, idle)
+        self.reader = groups.Reader(client, GROUP, self.consumer, READ_COUNT, log, self._restart)
         self.claim_every = min(idle / 2, CLAIM_EVERY_MAX)
         self.claim_at = 0.0
         self.clock = clock
@@ -85,33 +86,28 @@ class Collector:
         acknowledged; only with a fixed DIGEST_CONSUMER) come first; then,
         every so often, entries idle under another consumer (or under us, left
         by a lost connection); then new ones, waiting up to ``block_ms``.
+        ``herald:stream`` deleted takes the group with it: it is made again and
+        collecting goes on (groups.Reader).
         """
         try:
             return self._step(block_ms)
-        except redis.ResponseError as exc:
-            if not groups.missing(exc):
+        except redis.ResponseError as exc:  # XAUTOCLAIM's NOGROUP; reads see to their own
+            if not self.reader.regrouped(exc):
                 raise
-            log.warning("the consumer group is gone (herald:stream recreated?); making it again")
-            self.regroup()
             return 0
 
-    def regroup(self):
-        """The group is gone with its stream: make it again (from the new stream's start)."""
-        store.ensure_group(self.client)
+    def _restart(self):
         self.backlog_done, self.claimer.cursor = False, "0-0"
 
     def _step(self, block_ms):
         entries = []
         if not self.backlog_done:
-            replies = self.client.xreadgroup(GROUP, self.consumer, {STREAM: "0"}, count=READ_COUNT)
-            entries = replies[0][1] if replies else []
+            entries = self.reader.read("0")
             self.backlog_done = not entries
         if self.backlog_done and self.clock() >= self.claim_at:
             entries = self._claim()
         if self.backlog_done and not entries:
-            replies = self.client.xreadgroup(GROUP, self.consumer, {STREAM: ">"}, count=READ_COUNT,
-                                             block=block_ms)
-            entries = replies[0][1] if replies else []
+            entries = self.reader.read(">", block_ms)
         for entry_id, fields in entries:
             self.collect(entry_id, fields)
         return len(entries)

@@ -29,7 +29,10 @@ NAME_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,200}\Z")
 
 # KEYS: stream. ARGV: group, our name, idle ms. Deletes the consumers other than us
 # with nothing pending, idle longer than that; returns {our pending, deleted names...}.
+# No stream (deleted, not yet made again): nothing to tidy (XINFO would raise "no such key";
+# a missing group raises NOGROUP, for the caller to remake it: groups.Reader.regrouped).
 _FORGET_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
 local mine = 0
 local deleted = {}
 for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do

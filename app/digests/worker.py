@@ -14,7 +14,6 @@ import redis
 from app.digests.collect import Collector
 from app.digests.send import Sender
 from app.redis_client import UNAVAILABLE, Outage
-from app.stream import groups
 
 log = logging.getLogger("herald.digest")
 
@@ -43,9 +42,8 @@ class Worker:
         try:
             self.pending, deleted = self.collector.claimer.forget_stale()
         except redis.ResponseError as exc:
-            if not groups.missing(exc):
+            if not self.collector.reader.regrouped(exc):  # NOGROUP: the stream was recreated
                 raise
-            self.collector.regroup()  # the stream was recreated meanwhile
             return
         if deleted:
             log.info("deleted %d stale digest consumers (nothing pending, idle): %s",

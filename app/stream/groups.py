@@ -13,16 +13,27 @@ it was made in, under ``<group>:epoch``:
 - no group, and the epoch changed since the group was made: the stream was
   recreated, so from its beginning (``0``): everything in it was published
   after the recreate;
+- no group, and the caller knows the stream was deleted (``deleted=True``:
+  Redis said so, UNBLOCKED, to a read waiting on it): from its beginning
+  (``0``), whatever the epoch says: whatever the stream holds now was
+  published after the delete;
 - no stream at all: it is made empty, with the group (from ``0``), and with
   an epoch (the current time, ``<ms>-0``, at or below any id the new stream
   will give), in one step, so that a client's cursor from the old stream is
   still known to be from another stream (state.missed_history).
 
     ensure(client, "herald:webhooks")   # "exists", "$", "0" or "new stream"
+
+Every reader of the stream as a group (the webhook dispatcher, the digest
+collector) reads through a :class:`Reader`, which remakes its group when it
+went with the stream, so that a ``DEL herald:stream`` never ends a worker.
 """
+import redis
+
 from app.stream.keys import EPOCH, STREAM
 
-# KEYS: stream, epoch, the group's epoch marker. ARGV: group.
+# KEYS: stream, epoch, the group's epoch marker. ARGV: group, "1" when the stream is known
+# to have been deleted since the group was made (then from 0).
 _ENSURE_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local t = redis.call('TIME')
@@ -41,7 +52,7 @@ for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
 end
 local made_in = redis.call('GET', KEYS[3])
 local start = '$'
-if made_in and made_in ~= epoch then start = '0' end
+if (made_in and made_in ~= epoch) or ARGV[2] == '1' then start = '0' end
 redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], start)
 redis.call('SET', KEYS[3], epoch)
 return start
@@ -53,13 +64,81 @@ def marker_key(group):
     return f"{group}:epoch"
 
 
-def ensure(client, group):
-    """Make consumer group ``group`` on the stream unless it exists (see the module doc);
+def ensure(client, group, deleted=False):
+    """Make consumer group ``group`` on the stream unless it exists (see the module doc;
+    ``deleted``: the stream is known to have been deleted since the group was made);
     returns what was done: ``"exists"``, ``"$"``, ``"0"`` or ``"new stream"``."""
-    done = client.eval(_ENSURE_LUA, 3, STREAM, EPOCH, marker_key(group), group)
+    done = client.eval(_ENSURE_LUA, 3, STREAM, EPOCH, marker_key(group), group,
+                       "1" if deleted else "0")
     return done.decode() if isinstance(done, bytes) else done
 
 
 def missing(exc):
-    """True when a Redis error says the group (or the stream) is gone."""
-    return "NOGROUP" in str(exc)
+    """True when a Redis error says the group is gone (with its stream, most often):
+    NOGROUP from any group command, or UNBLOCKED, which ends an ``XREADGROUP … BLOCK``
+    waiting on a stream (or group) that is deleted meanwhile."""
+    text = str(exc)
+    return "NOGROUP" in text or text.startswith("UNBLOCKED")
+
+
+def _deleted_under_us(exc):
+    """Redis ended a waiting read because the stream's key was deleted."""
+    text = str(exc)
+    return text.startswith("UNBLOCKED") and "stream key" in text
+
+
+_DONE = {"new stream": "with the stream, empty: what is published next is read",
+         "0": "from the new stream's beginning: nothing published since is skipped",
+         "$": "from now on", "exists": "(a peer had made it already)"}
+
+
+class Reader:
+    """Reads ``herald:stream`` as ``consumer`` of ``group``, ``count`` entries at most,
+    riding out the stream's deletion.
+
+    A consumer group lives in the stream's key: ``DEL herald:stream`` takes it
+    along, ending a read waiting on the stream with ``UNBLOCKED the stream key
+    no longer exists`` and any later one with NOGROUP. Either way the reader
+    makes the group again (:func:`ensure`), logs one warning saying so, calls
+    ``on_regroup`` (the caller's own pending entries went with the group: it
+    starts over) and answers no entries; the next read goes on.
+
+    Where the remade group starts: from the new stream's beginning (``0``),
+    never from "now" (``$``). The stream was deleted, so everything in it was
+    published after the delete and nothing is read twice, while ``$`` would
+    skip what was published between the delete and the remake. (Only a group
+    destroyed on a stream still of the same epoch is remade from ``$``; see
+    the module doc.)
+    """
+
+    def __init__(self, client, group, consumer, count, log, on_regroup=lambda: None):
+        self.client, self.group, self.consumer, self.count = client, group, consumer, count
+        self.log, self.on_regroup = log, on_regroup
+
+    def read(self, start, block_ms=None):
+        """``XREADGROUP`` from ``start`` (``"0"``: our own pending entries, ``">"``: new
+        ones), waiting up to ``block_ms`` when given; its entries (``[(id, fields)]``)."""
+        try:
+            replies = self.client.xreadgroup(self.group, self.consumer, {STREAM: start},
+                                             count=self.count, block=block_ms)
+        except redis.ResponseError as exc:
+            if not self.regrouped(exc):
+                raise
+            return []
+        return replies[0][1] if replies else []
+
+    def regrouped(self, exc):
+        """When ``exc`` (from any command on the group) says the group is gone: make it
+        again, say so, call ``on_regroup``, and answer True; False for any other error
+        (the caller raises it)."""
+        if not missing(exc):
+            return False
+        deleted = _deleted_under_us(exc)
+        done = ensure(self.client, self.group, deleted=deleted)
+        what = ("herald:stream was deleted while this worker waited on it" if deleted else
+                f"consumer group {self.group} is gone (herald:stream was deleted or recreated, "
+                "or the group destroyed)")
+        self.log.warning("%s (Redis: %s); the group is made again %s", what, exc,
+                         _DONE.get(done, done))
+        self.on_regroup()
+        return True

@@ -74,6 +74,7 @@ class Dispatcher:
         self.records, self.version = [], None
         self.backlog_done = False  # our own pending entries (after a crash) come first
         self.fan_out = client.register_script(_FAN_OUT_LUA)
+        self.reader = groups.Reader(client, store.GROUP, CONSUMER, READ_COUNT, log, self._restart)
         self.dispatched = 0
 
     def endpoints(self):
@@ -85,30 +86,36 @@ class Dispatcher:
         return self.records
 
     def step(self, block_ms=500):
-        """Read and queue one batch; returns how many entries it handled."""
-        try:
-            entries = self._read(block_ms)
-        except redis.ResponseError as exc:
-            if not groups.missing(exc):
-                raise
-            log.warning("the consumer group is gone (herald:stream recreated?); making it again")
-            store.ensure_group(self.client)
-            self.backlog_done = False
-            return 0
-        for entry_id, fields in entries:
-            self.dispatch(entry_id, fields)
+        """Read and queue one batch; returns how many entries it handled.
+
+        ``herald:stream`` deleted (while we wait on it, or between reads) takes
+        the group with it: the reader makes it again and reading goes on
+        (groups.Reader). Deleted between our read and a fan-out, it took the
+        rest of the batch too (no longer pending, so not to be queued): dropped,
+        and said.
+        """
+        entries = self._read(block_ms)
+        for done, (entry_id, fields) in enumerate(entries):
+            try:
+                self.dispatch(entry_id, fields)
+            except redis.ResponseError as exc:
+                if not self.reader.regrouped(exc):
+                    raise
+                log.warning("%d notifications read went with the deleted stream undispatched",
+                            len(entries) - done)
+                return done
         return len(entries)
+
+    def _restart(self):
+        self.backlog_done = False
 
     def _read(self, block_ms):
         if not self.backlog_done:
-            replies = self.client.xreadgroup(store.GROUP, CONSUMER, {STREAM: "0"}, count=READ_COUNT)
-            entries = replies[0][1] if replies else []
+            entries = self.reader.read("0")
             self.backlog_done = not entries
             if entries:
                 return entries
-        replies = self.client.xreadgroup(store.GROUP, CONSUMER, {STREAM: ">"}, count=READ_COUNT,
-                                         block=block_ms)
-        return replies[0][1] if replies else []
+        return self.reader.read(">", block_ms)
 
     def dispatch(self, entry_id, fields):
         if not fields:  # trimmed from the stream before we read it

@@ -30,3 +30,22 @@ def test_what_is_published_after_a_recreate_is_collected(redis):
         bus.publish("ops.b", f"after {i}")
     drain(collector)
     assert collected(redis, record) == 4
+
+
+def test_tidying_while_the_stream_is_deleted_goes_on(redis):
+    """The minute's tidy (XINFO CONSUMERS in a script) on a deleted stream raised 'no such
+    key', which ended the worker: now there is simply nothing to tidy."""
+    from app.digests.worker import Worker
+    accounts.create_user(redis, "ada", "ada-password", admin=True)
+    record = store.create(redis, "ada", {"email": "ada@example.com", "topics": ["ops"],
+                                          "schedule": "daily@08:00"})
+    worker = Worker(redis, None, "http://herald.test/", consumer="digest-a",
+                    claim_idle=30)
+    Bus(redis).publish("ops.a", "before")
+    worker.step(block_ms=10)
+    redis.delete(STREAM)
+    worker.tidy()
+    assert worker.pending == 0
+    Bus(redis).publish("ops.b", "after")
+    drain(worker.collector)
+    assert collected(redis, record) == 2

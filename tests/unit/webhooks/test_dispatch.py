@@ -53,3 +53,28 @@ def test_a_first_endpoint_gets_only_what_is_published_after_it(redis, allow_loop
     after = bus.publish("ops.b", "after")
     drain(Dispatcher(redis))
     assert queued_ids(redis, endpoint["id"]) == [after]
+
+
+def test_a_delete_between_a_read_and_its_fan_out_is_ridden_out(redis, allow_loopback, caplog):
+    """The stream deleted after a batch was read, before it was queued: the fan-out's XPENDING
+    answered NOGROUP, which ended the worker. Now the group is made again, the batch (gone
+    with its stream) is said to be dropped, and what is published next is dispatched."""
+    endpoint = store.create(redis, {"url": "http://127.0.0.1:9/", "topics": ["*"]}, "test")
+    bus, dispatcher = Bus(redis), Dispatcher(redis)
+    drain(dispatcher)
+    read = dispatcher._read
+
+    def read_then_delete(block_ms):
+        entries = read(block_ms)
+        if entries:
+            redis.delete(STREAM)
+        return entries
+    dispatcher._read = read_then_delete
+    bus.publish("ops.a", "lost with the stream")
+    bus.publish("ops.a", "lost with the stream too")
+    drain(dispatcher)
+    dispatcher._read = read
+    after = bus.publish("ops.b", "after")
+    drain(dispatcher)
+    assert queued_ids(redis, endpoint["id"]) == [after]
+    assert "2 notifications read went with the deleted stream undispatched" in caplog.text
