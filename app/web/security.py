@@ -18,7 +18,7 @@ import io
 from flask import abort, current_app, request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app.web import hosts
+from app.web import addresses, hosts
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
@@ -82,11 +82,17 @@ def _whole_chunked_body():
 
 def trust_proxies(app):
     """With TRUSTED_PROXIES = N, take the client's address, scheme and host from the
-    last N proxies' X-Forwarded-* headers (rate limits are per client address).
-    Called last, so that it wraps Socket.IO's requests too."""
+    last N proxies' X-Forwarded-* headers (rate limits are per client address), the
+    address in canonical form (addresses.py: every count per address sees one
+    spelling of it). Called last, so that it wraps Socket.IO's requests too."""
     proxies = app.config["TRUSTED_PROXIES"]
     if proxies:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
+        inner = app.wsgi_app
+
+        def canonical_client(environ, start_response):
+            addresses.client_address(environ)
+            return inner(environ, start_response)
+        app.wsgi_app = ProxyFix(canonical_client, x_for=proxies, x_proto=proxies, x_host=proxies)
 
 
 def upgrade_refusal(app, engine):

@@ -161,3 +161,38 @@ def test_an_admin_publishing_by_session_is_not_limited(limited, redis):
     codes = [client.post("/api/notifications", json={"topic": "ops.x", "title": "x"},
                          headers=headers).status_code for _ in range(7)]
     assert codes == [201] * 7
+
+
+SPELLINGS = ["9.9.9.9", "9.9.9.9:1234", "::ffff:9.9.9.9", "009.9.9.9", "[::ffff:9.9.9.9]:443",
+             "::FFFF:909:909", " 9.9.9.9 "]
+
+
+def test_behind_a_proxy_every_spelling_of_an_address_is_one_address(redis_server, redis):
+    """TRUSTED_PROXIES: the client's address is the proxy's X-Forwarded-For, normalised
+    (a port, [v6]:port, IPv4-mapped IPv6, leading zeros), so one client cannot count
+    as several by spelling its address differently."""
+    app = create_app(TestConfig(redis_server.url, TRUSTED_PROXIES=1,
+                                RATELIMIT_TOKEN=f"{len(SPELLINGS)} per minute"))
+    client = app.test_client()
+    body = {"username": "ann", "password": "wrong-password"}
+    answers = [client.post("/auth/token", json=body, headers={"X-Forwarded-For": spelling})
+               for spelling in SPELLINGS]
+    assert [a.status_code for a in answers] == [401] * len(SPELLINGS)
+    for spelling in SPELLINGS:
+        refused = client.post("/auth/token", json=body, headers={"X-Forwarded-For": spelling})
+        assert refused.status_code == 429, spelling
+    other = client.post("/auth/token", json=body, headers={"X-Forwarded-For": "[2001:db8::9]:80"})
+    assert other.status_code == 401
+
+
+def test_behind_a_proxy_what_is_not_an_address_counts_as_the_proxy_s(redis_server, redis):
+    app = create_app(TestConfig(redis_server.url, TRUSTED_PROXIES=1, RATELIMIT_TOKEN="2 per minute"))
+    client = app.test_client()
+    body = {"username": "ann", "password": "wrong-password"}
+    via = {"REMOTE_ADDR": "10.0.0.2"}
+    codes = [client.post("/auth/token", json=body, environ_base=via,
+                         headers={"X-Forwarded-For": junk}).status_code
+             for junk in ("unknown", "not an address", "9.9.9.9.9")]
+    assert codes == [401, 401, 429]  # one count: the proxy's own address
+    assert client.post("/auth/token", json=body, environ_base=via,
+                       headers={"X-Forwarded-For": "9.9.9.9"}).status_code == 401
