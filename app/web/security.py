@@ -95,6 +95,9 @@ def trust_proxies(app):
         app.wsgi_app = ProxyFix(canonical_client, x_for=proxies, x_proto=proxies, x_host=proxies)
 
 
+SOCKETIO_PATH = "/socket.io/"  # where python-socketio serves (app/services.py)
+
+
 def upgrade_refusal(app, engine):
     """gevent-websocket's ``pre_start_hook`` (the server's; wsgi.py sets it): true for a
     websocket upgrade that Herald refuses, its ``Host`` not in ALLOWED_HOSTS or its
@@ -102,7 +105,11 @@ def upgrade_refusal(app, engine):
     ProxyFix when TRUSTED_PROXIES says so). gevent-websocket answers ``101 Switching
     Protocols`` before the app is called, so the app's 400 (hosts.refuse, Engine.IO's
     origin check) went nowhere and the client saw a close; with the hook true the
-    request is served as a plain one instead, and gets that 400."""
+    request is served as a plain one instead, and gets that 400.
+
+    An upgrade of any other path than Socket.IO's is served as a plain request too:
+    Flask's routes take no websocket, and Werkzeug's routing answers it 400, which
+    went nowhere after a 101 as well."""
     allowed = engine.allowed_hosts  # None: any host
     origins = engine.cors_allowed_origins
     proxies = app.config["TRUSTED_PROXIES"]
@@ -114,14 +121,14 @@ def upgrade_refusal(app, engine):
         environ = handler.environ
         if environ.get("HTTP_UPGRADE", "").lower() != "websocket":
             return False
+        if not environ.get("PATH_INFO", "").startswith(SOCKETIO_PATH):
+            return True  # no websocket here: Werkzeug's 400, not 101 and a void
         if forwarded is not None:
             environ = forwarded(dict(environ), None)
         if allowed is not None and not hosts.allowed_request(environ, allowed):
             return True
         origin = environ.get("HTTP_ORIGIN")
-        return bool(origin and callable(origins)
-                    and environ.get("PATH_INFO", "").startswith("/socket.io/")
-                    and not origins(origin, environ))
+        return bool(origin and callable(origins) and not origins(origin, environ))
     return refused
 
 

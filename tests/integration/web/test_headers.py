@@ -49,11 +49,11 @@ def test_forwarded_headers_do_not_make_an_origin_herald_s_own_unless_trusted(liv
     assert not opens(live_server, "http://evil.example", spoof)
 
 
-def upgrade(server, host, *extra):
+def upgrade(server, host, *extra, path="/socket.io/?EIO=4&transport=websocket"):
     """The status line, headers and body the server answers to a websocket upgrade of
-    /socket.io/ naming ``host``, sent on a raw socket."""
+    ``path`` naming ``host``, sent on a raw socket."""
     request = "\r\n".join([
-        "GET /socket.io/?EIO=4&transport=websocket HTTP/1.1", f"Host: {host}",
+        f"GET {path} HTTP/1.1", f"Host: {host}",
         "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", *extra, "", ""])
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
@@ -105,3 +105,12 @@ def test_behind_a_trusted_proxy_the_upgrade_checks_the_forwarded_host(redis_serv
             "HTTP/1.1 101 Switching Protocols"
     finally:
         server.stop()
+
+
+def test_a_websocket_upgrade_elsewhere_than_socketio_is_answered_not_switched(live_server):
+    """Only Socket.IO speaks websocket: Flask's routes answer an upgrade 400 (Werkzeug's
+    routing), which went nowhere after a 101."""
+    status, headers, body = upgrade(live_server, f"127.0.0.1:{live_server.port}",
+                                    path="/api/stream")
+    assert status.startswith("HTTP/1.1 400 ")
+    assert headers["Content-Type"] == "application/json" and b"error" in body
