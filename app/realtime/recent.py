@@ -19,9 +19,9 @@ own ``HISTORY_MAX``, so nothing is replayed from here that Redis has
 trimmed). An entry deleted from the middle of the stream (``XDEL``, by an
 operator: Herald itself only trims) is let go too, before a replay reads the
 window (:meth:`agree`): a replay sends exactly what ``GET
-/api/notifications?after=`` answers for its cursor. The seam (seam.py) hands a held connection what arrived during
-its replay from here too, so holding a connection costs nothing per
-notification.
+/api/notifications?after=`` answers for its cursor. The seam (seam.py) hands
+a held connection what arrived during its replay from here too, so holding a
+connection costs nothing per notification.
 """
 import bisect
 import threading
@@ -188,7 +188,7 @@ class Recent:
         # No I/O from here on. The relay may have added entries meanwhile (all newer than
         # ``high``) or let the oldest go: the window as it is now is filtered.
         keys, entries, size = [], [], 0
-        for key, entry in zip(self.keys[self.start:], self.entries[self.start:]):
+        for key, entry in zip(self.keys[self.start:], self.entries[self.start:], strict=True):
             if low <= key <= high and entry[0] not in held:
                 continue  # deleted from the stream
             keys.append(key)
