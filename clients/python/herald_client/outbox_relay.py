@@ -43,11 +43,26 @@ def envelope_of(row):
     the row's id when the data gave none (a record's rows get rising ids, in commit
     order: its row lock holds a second writer until the first commits)."""
     envelope = json.loads(row.envelope)
-    data = envelope.get("data")
-    if envelope.get("kind") == "data" and isinstance(data, dict) and "id" in data \
-            and "version" not in data:  # a record's change (not an alert, not a refresh)
-        data["version"] = row.id
+    if _versioned(envelope):  # a record's change (not an alert, not a refresh)
+        envelope["data"]["version"] = row.id
     return envelope
+
+
+def as_relayed(envelope):
+    """``envelope`` as the relay may publish it: with the largest ``version`` a row id can
+    be (:func:`envelope_of`), so that its size is checked before it is written."""
+    if not _versioned(envelope):
+        return envelope
+    return dict(envelope, data=dict(envelope["data"], version=LARGEST_ROW_ID))
+
+
+LARGEST_ROW_ID = 2**63 - 1  # BIGINT
+
+
+def _versioned(envelope):
+    data = envelope.get("data")
+    return envelope.get("kind") == "data" and isinstance(data, dict) and "id" in data \
+        and "version" not in data
 
 
 def relay_once(client, engine, table):

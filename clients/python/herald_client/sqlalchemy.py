@@ -49,10 +49,10 @@ from sqlalchemy.orm import Mapper, Session, scoped_session
 
 from . import envelope as envelopes
 from . import outbox_relay, outbox_rows
+from .errors import InvalidNotification
 
 ACTIONS = ("created", "updated", "deleted")
 MAX_TITLE = 200
-MAX_DATA_BYTES = 16 * 1024  # Herald refuses larger data: refused here, at the flush, instead
 log = logging.getLogger("herald_client.outbox")
 # session.info, per outbox: (the first batch this transaction wrote, its engine)
 _ROWS = "herald_outbox_rows"
@@ -262,12 +262,16 @@ class Outbox:
         after what the session has pending (flushed first), and published after the
         commit, never for a rollback. Otherwise, with ``engine``: written in a
         transaction of its own, now. Either way nothing here waits for Herald.
+
+        An envelope Herald would refuse raises :class:`~herald_client.InvalidNotification`
+        naming the field, before anything is written (herald_client/envelope.py).
         """
-        try:
-            encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"),
-                                 ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise OutboxError(f"{envelope.get('topic')}: not JSON: {exc}") from None
+        envelope = envelopes.check(envelope, _json_value)
+        relayed = outbox_relay.as_relayed(envelope)  # with the version the relay may add
+        if relayed is not envelope:
+            envelopes.check(relayed, _json_value)
+        encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"),
+                             ensure_ascii=False, allow_nan=False)
         row = outbox_rows.new_row(envelope["topic"], encoded)
         if session is not None:
             session = _current(session)
@@ -345,19 +349,15 @@ class Outbox:
         owner = envelopes.user_id(tracking.user(obj)) if tracking.user else None
         if owner:
             envelope["user"] = owner
+        # Checked as Herald will check it, with the largest version the relay may add.
         try:
-            encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"),
-                                 ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise OutboxError(f"{tracking.prefix}.{action}: data of {type(obj).__name__} "
-                              f"{record['id']} is not JSON: {exc}") from None
-        # As Herald counts it: compact UTF-8, with the largest version the relay may add.
-        measured = dict(record, version=record.get("version", 2**63))
-        if len(json.dumps(measured, default=_json_value, separators=(",", ":"),
-                          ensure_ascii=False).encode()) > MAX_DATA_BYTES:
-            raise OutboxError(f"{tracking.prefix}.{action}: data of {type(obj).__name__} "
-                              f"{record['id']} is over {MAX_DATA_BYTES} bytes encoded; "
-                              "give track() a data function that keeps less")
+            envelopes.check(outbox_relay.as_relayed(envelope), _json_value)
+        except InvalidNotification as exc:
+            hint = "; give track() a data function that keeps less" if "bytes" in str(exc) else ""
+            raise OutboxError(f"{tracking.prefix}.{action} of {type(obj).__name__} "
+                              f"{record['id']} cannot be published: {exc}{hint}") from None
+        encoded = json.dumps(envelope, default=_json_value, separators=(",", ":"),
+                             ensure_ascii=False, allow_nan=False)
         return outbox_rows.new_row(envelope["topic"], encoded)
 
     def _after_commit(self, session):

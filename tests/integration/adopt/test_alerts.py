@@ -180,6 +180,13 @@ def test_a_job_is_one_run_of_notifications_and_a_failure_says_why(database_url):
         close_host(app)
 
 
+def deep(levels):
+    value = 1
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
 def test_a_bad_field_is_refused_at_the_call_naming_it_and_nothing_is_written(database_url):
     app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "TESTING": True})
     herald = app.extensions["host"]["herald"]
@@ -188,6 +195,11 @@ def test_a_bad_field_is_refused_at_the_call_naming_it_and_nothing_is_written(dat
             for fields, field in (({"severity": "loud"}, "severity"), ({"user": ""}, "user"),
                                   ({"url": "javascript:alert(1)"}, "url"),
                                   ({"data": {"x": "y" * 20000}}, "data"),
+                                  ({"data": {"n": 2**70}}, "data"),  # past 64 bits
+                                  ({"data": deep(300)}, "data"),
+                                  ({"data": {"a": {1: "b"}}}, "data"),  # not a string key
+                                  ({"url": "http://[::1"}, "url"),  # was a ValueError
+                                  ({"url": "https://x.example/a b"}, "url"),
                                   ({"colour": "red"}, "colour")):
                 with pytest.raises(InvalidNotification) as refused:
                     herald.publish("ops.x", "X", **fields)
