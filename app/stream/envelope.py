@@ -119,11 +119,22 @@ def validate(envelope):
         if not isinstance(data, dict):
             raise EnvelopeError("data", "must be a JSON object")
         try:
-            size = len(orjson.dumps(data))
+            raw, failure = orjson.dumps(data), None
         except TypeError as exc:  # orjson's JSONEncodeError: depth, big ints, surrogates, keys
-            if depth(data, MAX_DATA_DEPTH) > MAX_DATA_DEPTH:
-                raise EnvelopeError("data", f"must be nested at most {MAX_DATA_DEPTH} deep") from None
-            raise EnvelopeError("data", f"must be JSON-encodable ({exc})") from None
+            raw, failure = None, exc
+        # The depth is checked whether or not orjson could encode it: orjson takes 254
+        # levels, so data 251-254 deep would be stored against the rule, and 255 deep
+        # would pass here and fail encode() once inside the envelope. Data of fewer than
+        # MAX_DATA_DEPTH brackets cannot nest that deep, so only the rare rest is walked.
+        if raw is None or raw.count(b"{") + raw.count(b"[") >= MAX_DATA_DEPTH:
+            levels = depth(data, MAX_DATA_DEPTH, budget=MAX_DATA_BYTES)
+            if levels is None:  # every value is at least a byte encoded
+                raise EnvelopeError("data", f"must be at most {MAX_DATA_BYTES} bytes encoded")
+            if levels > MAX_DATA_DEPTH:
+                raise EnvelopeError("data", f"must be nested at most {MAX_DATA_DEPTH} deep")
+        if failure is not None:
+            raise EnvelopeError("data", f"must be JSON-encodable ({failure})") from None
+        size = len(raw)
         if size > MAX_DATA_BYTES:
             raise EnvelopeError("data", f"must be at most {MAX_DATA_BYTES} bytes encoded")
 
@@ -153,10 +164,15 @@ def validate(envelope):
 def encode(envelope, ts):
     """Encode a validated envelope, stamped with ``ts``, as compact JSON bytes.
 
-    Raises EnvelopeError when the whole would pass the 64 KiB limit.
+    Raises EnvelopeError when the whole would pass the 64 KiB limit, or (never for an
+    envelope from :func:`validate`, which checks each field) cannot be encoded: a
+    TypeError from orjson here would be a 500 over REST.
     """
     stamped = dict(envelope, ts=ts)
-    raw = orjson.dumps(stamped)
+    try:
+        raw = orjson.dumps(stamped)
+    except TypeError as exc:  # orjson.JSONEncodeError
+        raise EnvelopeError("envelope", f"must be JSON-encodable ({exc})") from None
     if len(raw) > MAX_ENVELOPE_BYTES:
         raise EnvelopeError("envelope", f"must be at most {MAX_ENVELOPE_BYTES} bytes encoded")
     return raw

@@ -33,12 +33,22 @@ def check_unicode(field, value):
                                        "such as \\ud800 is not)") from None
 
 
-def depth(value, most):
-    """How deep ``value`` nests, counting no further than ``most + 1``."""
-    level, layer = 0, [value]
+def depth(value, most, budget=None):
+    """How deep ``value`` nests, counting no further than ``most + 1``: ``{"a": 1}`` is 2.
+
+    Level by level, never recursing; a tuple counts as the list orjson writes. With
+    ``budget``, at most that many values are walked, and past it the answer is None:
+    a value of more items than fit in ``budget`` bytes encoded (one object shared at
+    every level of a Python value is otherwise walked once per path to it, 2**60
+    times for 60 levels).
+    """
+    level, layer, walked = 0, [value], 0
     while layer and level <= most:
         level += 1
-        layer = [child for item in layer if isinstance(item, (dict, list))
+        walked += len(layer)
+        if budget is not None and walked > budget:
+            return None
+        layer = [child for item in layer if isinstance(item, (dict, list, tuple))
                  for child in (item.values() if isinstance(item, dict) else item)]
     return level
 
