@@ -27,6 +27,7 @@ from app.digests import store as digest_store
 from app.digests import windows as digest_windows
 from app.ops import heartbeats, metrics, worker_health
 from app.realtime import presence
+from app.stream import groups as stream_groups
 from app.stream.envelope import id_key
 from app.stream.keys import STREAM
 from app.webhooks import store as webhook_store
@@ -67,17 +68,29 @@ def web_processes(client, now):
     return out
 
 
+ABSENT_GROUP = {"exists": False, "pending": 0, "lag": 0, "consumers": 0,
+                "oldest_pending_seconds": None}
+
+
 def group_queue(client, group, now):
-    """A consumer group on the history: pending entries, lag, oldest pending's age."""
+    """A consumer group on the history: pending entries, lag, oldest pending's age.
+
+    A group lives in the stream's key, so with no stream (none yet, or deleted, even
+    between this call's XINFO GROUPS and its XPENDING: NOGROUP) it is absent."""
     try:
         groups = {g["name"].decode() if isinstance(g["name"], bytes) else g["name"]: g
                   for g in client.xinfo_groups(STREAM)}
-    except redis.ResponseError:  # no history yet
-        return {"exists": False, "pending": 0, "lag": 0, "consumers": 0, "oldest_pending_seconds": None}
+    except redis.ResponseError:  # no history yet ("no such key")
+        return dict(ABSENT_GROUP)
     info = groups.get(group)
     if info is None:
-        return {"exists": False, "pending": 0, "lag": 0, "consumers": 0, "oldest_pending_seconds": None}
-    summary = client.xpending(STREAM, group)
+        return dict(ABSENT_GROUP)
+    try:
+        summary = client.xpending(STREAM, group)
+    except redis.ResponseError as exc:
+        if not stream_groups.missing(exc):
+            raise
+        return dict(ABSENT_GROUP)  # deleted since XINFO, the group with it
     return {"exists": True, "pending": info.get("pending", 0), "lag": info.get("lag"),
             "consumers": info.get("consumers", 0),
             "oldest_pending_seconds": _age(summary.get("min"), now) if summary.get("pending") else None}
