@@ -18,9 +18,11 @@ it was made in, under ``<group>:epoch``:
   (``0``), whatever the epoch says: whatever the stream holds now was
   published after the delete;
 - no stream at all: it is made empty, with the group (from ``0``), and with
-  an epoch (the current time, ``<ms>-0``, at or below any id the new stream
-  will give), in one step, so that a client's cursor from the old stream is
-  still known to be from another stream (state.missed_history).
+  an epoch (the current time, ``<ms>-0``, or the id just above the old
+  stream's last, keys.LAST_ID, when the clock is not past it: at or below any
+  id the new stream will give, which go on above the old ones), in one step,
+  so that a client's cursor from the old stream is still known to be from
+  another stream (state.missed_history).
 
     ensure(client, "herald:webhooks")   # "exists", "$", "0" or "new stream"
 
@@ -30,15 +32,24 @@ went with the stream, so that a ``DEL herald:stream`` never ends a worker.
 """
 import redis
 
-from app.stream.keys import EPOCH, STREAM
+from app.stream.keys import EPOCH, LAST_ID, STREAM
+from app.stream.publish_scripts import ABOVE_LAST_LUA
 
-# KEYS: stream, epoch, the group's epoch marker. ARGV: group, "1" when the stream is known
-# to have been deleted since the group was made (then from 0).
-_ENSURE_LUA = """
+# KEYS: stream, epoch, the group's epoch marker, the last id (keys.LAST_ID). ARGV: group,
+# "1" when the stream is known to have been deleted since the group was made (then from 0).
+# A stream made here goes on above the old one's ids (publish_scripts.ABOVE_LAST_LUA): its
+# last id is set to the old one's (XSETID), so the first publish on it gives a greater id,
+# and its epoch is that id when the clock is not past it yet.
+_ENSURE_LUA = ABOVE_LAST_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local t = redis.call('TIME')
   local epoch = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)) .. '-0'
   redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')
+  local above = above_last(KEYS[4])
+  if above then
+    redis.call('XSETID', KEYS[1], redis.call('GET', KEYS[4]))
+    epoch = above
+  end
   redis.call('SET', KEYS[2], epoch)
   redis.call('SET', KEYS[3], epoch)
   return 'new stream'
@@ -68,7 +79,7 @@ def ensure(client, group, deleted=False):
     """Make consumer group ``group`` on the stream unless it exists (see the module doc;
     ``deleted``: the stream is known to have been deleted since the group was made);
     returns what was done: ``"exists"``, ``"$"``, ``"0"`` or ``"new stream"``."""
-    done = client.eval(_ENSURE_LUA, 3, STREAM, EPOCH, marker_key(group), group,
+    done = client.eval(_ENSURE_LUA, 4, STREAM, EPOCH, marker_key(group), LAST_ID, group,
                        "1" if deleted else "0")
     return done.decode() if isinstance(done, bytes) else done
 

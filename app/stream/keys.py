@@ -24,6 +24,13 @@ CONTROL = "herald:control"
 # cursor from before it belongs to another stream (app.stream.history).
 EPOCH = "herald:epoch"
 
+# The greatest id herald:stream ever gave (as of its last publish), kept apart from it so
+# that a DEL of the stream leaves it: a stream made anew goes on above it, where Redis
+# would start from its clock, at or below the old ids when recreated within the same
+# millisecond (or after the clock stepped back), and whoever follows the stream by the
+# last id it saw would skip them (app.stream.publish_scripts, app.stream.groups).
+LAST_ID = "herald:last-id"
+
 # String per user name: the account's "born" floor, the last stream id generated
 # before the account with this name was created (or, once deleted, before it was
 # deleted). Private notifications to that name with an id at or below it

@@ -24,7 +24,7 @@ from app.redis_client import UNAVAILABLE, connect
 from app.settings import history_max, redis_url
 from app.stream import envelope as rules
 from app.stream import publish_scripts as scripts
-from app.stream.keys import EPOCH, LIVE, STREAM
+from app.stream.keys import EPOCH, LAST_ID, LIVE, STREAM
 
 DEFAULT_HISTORY_MAX = 100_000
 
@@ -168,7 +168,7 @@ class Bus:
         prepared = [_prepare_clean(item) for item in clean]
         once = "" if idempotency_key is None else \
             "herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
-        keys = [STREAM, LIVE, EPOCH, once, ""]
+        keys = [STREAM, LIVE, EPOCH, once, "", LAST_ID]
         digest = fingerprint(clean[0] if len(clean) == 1 else clean)
         args = [self.history_max, IDEMPOTENCY_TTL, digest, "", 0]
         if credential is not None:
@@ -220,7 +220,7 @@ class Bus:
         args = [self.history_max, BATCH_KEY_TTL]
         for item in prepared:
             args += [item.raw, item.topic, item.user]
-        ids = self._batch_script(keys=[STREAM, LIVE, batch_key, EPOCH], args=args)
+        ids = self._batch_script(keys=[STREAM, LIVE, batch_key, EPOCH, LAST_ID], args=args)
         return [_text(i) for i in ids]
 
     def batch_outcome(self, batch_key):

@@ -2,21 +2,48 @@
 atomically in Redis, so a notification is never half-written and its checks
 (credential, rate limit, idempotency key) hold at the moment it is written."""
 
+# Where a stream made anew starts (keys.LAST_ID): given the key of the greatest id the
+# stream ever gave, nil when Redis's own ids (from its clock) are greater anyway (or
+# there is no such key: a new Redis, or one that lost its data), else the smallest id
+# above it ("<ms>-<seq + 1>"), for an explicit XADD. Without it a stream recreated within
+# the millisecond of the old one's last entry (or after the clock stepped back) started
+# at or below the old ids, and whoever follows the stream by the last id it saw (the
+# relay, the bridge's egress, the archiver, a client's cursor) skipped them. An id past
+# what Lua counts exactly (2^53 ms: never Redis's own) is left to Redis.
+ABOVE_LAST_LUA = """
+local function above_last(last_key)
+  local last = redis.call('GET', last_key)
+  if not last then return nil end
+  local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+  ms, seq = tonumber(ms), tonumber(seq)
+  if not ms or ms >= 2^53 then return nil end
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > ms then return nil end
+  if seq < 2^53 - 1 then return string.format('%d-%d', ms, seq + 1) end
+  return string.format('%d-0', ms + 1)
+end
+"""
+
 # The stream's epoch (keys.EPOCH): the id of the first entry of the stream's life, set by the
 # publish that creates the stream (after it was deleted, replaced, or lost with
 # Redis's data). A client's last_id from before it comes from another stream:
-# not recoverable by replay (state.missed_history).
-_NEW_EPOCH_LUA = """
-local function add(stream, epoch, ...)
+# not recoverable by replay (state.missed_history). A stream made anew starts above
+# keys.LAST_ID (above_last), and every script remembers its last id there (remember).
+_NEW_EPOCH_LUA = ABOVE_LAST_LUA + """
+local function add(stream, epoch, last_key, maxlen, ...)
   local fresh = redis.call('EXISTS', stream) == 0
-  local id = redis.call('XADD', stream, ...)
+  local start = fresh and above_last(last_key) or '*'
+  local id = redis.call('XADD', stream, 'MAXLEN', '~', maxlen, start, ...)
   if fresh then redis.call('SET', epoch, id) end
   return id
+end
+local function remember(last_key, id)
+  redis.call('SET', last_key, id)
 end
 """
 
 # KEYS: stream, live channel, epoch, idempotency key ("": none), credential key ("":
-# none), then one counter key per rate limit.
+# none), the last id (keys.LAST_ID), then one counter key per rate limit.
 # ARGV: maxlen, key ttl, "fingerprint", the credential's holder, the number of rate
 # limits n, n (amount, window seconds) pairs, then one (envelope JSON without id,
 # topic, user, ts) quadruple per notification.
@@ -34,7 +61,7 @@ PUBLISH = _NEW_EPOCH_LUA + """
 if KEYS[5] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[4] then return {-1, ''} end
 local limits = tonumber(ARGV[5])
 for i = 1, limits do
-  local key, amount = KEYS[5 + i], tonumber(ARGV[4 + 2 * i])
+  local key, amount = KEYS[6 + i], tonumber(ARGV[4 + 2 * i])
   local count = redis.call('INCR', key)
   if count == 1 then redis.call('EXPIRE', key, ARGV[5 + 2 * i]) end
   if count > amount then return {-2, i} end
@@ -43,13 +70,14 @@ if KEYS[4] ~= '' then
   local seen = redis.call('GET', KEYS[4])
   if seen then return {0, seen} end
 end
-local written = {}
+local written, id = {}, nil
 for i = 6 + 2 * limits, #ARGV, 4 do
-  local id = add(KEYS[1], KEYS[3], 'MAXLEN', '~', ARGV[1], '*',
-                 'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
+  id = add(KEYS[1], KEYS[3], KEYS[6], ARGV[1],
+           'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
   redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   written[#written + 1] = id .. ' ' .. ARGV[i + 3]
 end
+remember(KEYS[6], id)
 local answer = table.concat(written, ' ')
 if KEYS[4] ~= '' then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
 return {1, answer}
@@ -68,18 +96,19 @@ end
 return 0
 """
 
-# KEYS: stream, live channel, batch key, epoch. ARGV: maxlen, batch-key ttl, then
+# KEYS: stream, live channel, batch key, epoch, last id. ARGV: maxlen, batch-key ttl, then
 # one triple (envelope JSON without id, topic, user) per notification. The ids
 # are kept under the batch key, in the same atomic step, so that a caller who
 # lost the reply can learn whether the batch was written, and its ids.
 PUBLISH_BATCH = _NEW_EPOCH_LUA + """
 local ids = {}
 for i = 3, #ARGV, 3 do
-  local id = add(KEYS[1], KEYS[4], 'MAXLEN', '~', ARGV[1], '*',
+  local id = add(KEYS[1], KEYS[4], KEYS[5], ARGV[1],
                  'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
   redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   ids[#ids + 1] = id
 end
+remember(KEYS[5], ids[#ids])
 redis.call('SET', KEYS[3], table.concat(ids, ' '), 'EX', ARGV[2])
 return ids
 """
