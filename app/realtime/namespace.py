@@ -263,12 +263,17 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
     # -- read state ----------------------------------------------------------------
 
     def on_read(self, sid, *args):
-        """Mark notifications read: ``{"ids": [...]}`` and/or ``{"upto": ID}``."""
+        """Change the read state: ``{"ids": [...]}`` (read), ``{"upto": ID}`` (all read up
+        to it), ``{"unread": [...]}`` (unread again) and/or ``{"seen": ID}`` (all shown up to
+        it), as app/users/read_state.py parses them. A topic-limited token may not move
+        ``upto`` or ``seen`` (account-wide watermarks), and may name only ids it may see
+        in ``ids`` and ``unread`` (scope.check_read)."""
         user = self.users.get(sid)
         if user is None:
             return {"ok": False, "error": "not connected"}
         if len(args) != 1:
-            return {"ok": False, "error": 'payload: must be one object, {"ids": [...]} and/or {"upto": id}'}
+            return {"ok": False, "error": 'payload: must be one object, with any of '
+                                          '{"ids": [...], "upto": id, "unread": [...], "seen": id}'}
         try:
             scope.check_read(self.client, user, self.limits.get(sid), args[0])
             state = self.reads.mark(user, args[0])

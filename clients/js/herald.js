@@ -733,7 +733,10 @@
     });
   };
 
-  // Mark read: {ids: [...]} and/or {upto: id}; every tab of the user hears `read`.
+  // Change the read state: any of {ids: [...]} (read), {upto: id} (all read up to it),
+  // {unread: [...]} (unread again) and {seen: id} (all shown up to it, for the badge);
+  // every tab of the user hears `read`. A token limited by its `topics` claim is
+  // refused `upto` and `seen` (account-wide), and ids it may not see.
   // Not connected, it fails at once (it would only be lost): see `action:error`.
   Client.prototype.markRead = function (change) {
     var self = this, what = {action: 'read', ids: (change && change.ids) || []};
