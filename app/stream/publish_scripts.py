@@ -38,7 +38,7 @@ local function add(stream, epoch, last_key, maxlen, ...)
   return id
 end
 local function remember(last_key, id)
-  redis.call('SET', last_key, id)
+  if id then redis.call('SET', last_key, id) end
 end
 """
 

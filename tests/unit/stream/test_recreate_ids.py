@@ -141,3 +141,8 @@ def test_the_archiver_archives_what_the_recreated_stream_gets(redis, tmp_path):
         running.clear()
         thread.join(10)
     assert [line["id"] for line in archived(folder)][-2:] == [old, new]
+
+
+def test_an_empty_batch_writes_nothing_and_remembers_nothing(redis):
+    assert Bus(redis).publish_batch([], "b:0") == []
+    assert not redis.exists(STREAM) and not redis.exists("herald:last-id")
