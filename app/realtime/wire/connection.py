@@ -245,6 +245,10 @@ class Connection(MessageReader):
                 pass
             if self.watcher is not None:
                 self.watcher.close()
+                self.watcher = None  # its callback is bound to this connection: a cycle
+            close_queue = getattr(socket.queue, "close", None)
+            if close_queue is not None:
+                close_queue()  # the queue's reference to this connection: a cycle
             self.sock.close()
             release, self.release = self.release, None
             if release is not None:

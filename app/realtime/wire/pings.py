@@ -36,6 +36,8 @@ class Wheel:
                 while self.due and self.due[0][0] <= now:
                     _at, item = self.due.popleft()
                     self.action(item)
+                    # else the last one stays referenced from this frame while it sleeps
+                    item = None
                 if self.due:
                     gevent.sleep(min(1.0, max(0.0, self.due[0][0] - time.monotonic())))
         finally:

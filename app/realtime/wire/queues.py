@@ -71,6 +71,8 @@ class DrainingQueue:
             self.put(item)
 
     def put(self, item, block=True, timeout=None):
+        if self.ws is None:  # closed: nothing is written any more
+            return
         if item is not None and len(self.queue) >= self.server.max_queue:
             self.server.overflow(self)
             return
@@ -104,6 +106,15 @@ class DrainingQueue:
     def task_done(self):
         pass
 
+    def close(self):
+        """The connection is over: drop what waits, and the reference to the websocket.
+        That reference closes a cycle (websocket -> Engine.IO socket -> this queue
+        -> websocket) that only the cyclic collector would free otherwise, and
+        wsgi.py has it run a full collection rarely: every ended connection
+        stayed in memory (issue 35: +0.75-1.5 KB per dropped websocket)."""
+        self.queue.clear()
+        self.ws = None
+
     def join(self, timeout=JOIN_SECONDS):
         """Wait (a bounded time) until what is queued has been written."""
         deadline = time.monotonic() + timeout
@@ -112,6 +123,9 @@ class DrainingQueue:
 
     def _drain(self):
         queue, ws = self.queue, self.ws
+        if ws is None:
+            self.drainer = None
+            return
         try:
             while queue:
                 pkt = queue.pop(0)

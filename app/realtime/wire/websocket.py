@@ -132,4 +132,5 @@ def serve(socket, ws):
     if drainer is not None:
         drainer.join(timeout=5)
     socket.close(wait=False, abort=True, reason=server.reason.TRANSPORT_CLOSE)
+    socket.queue.close()  # its reference to ws, and so to socket: a cycle
     return []

@@ -18,7 +18,7 @@ from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
 
 from app.users import accounts
 from app.web.auth.bearer import Identity
-from app.web.auth.tokens import TokenError, check_user
+from app.web.auth.tokens import TokenError, check_user, refusal
 
 SALT = "herald.stream-token.v1"
 
@@ -49,12 +49,12 @@ def verify(client, secret, token, max_age):
         raise TokenError("token is missing")
     try:
         payload = _serializer(secret).loads(token, max_age=max_age)
-    except SignatureExpired:
-        raise TokenError("stream token has expired; ask POST /api/stream-token for "
-                         "another") from None
-    except BadData:
-        raise TokenError("stream token is invalid (only POST /api/stream-token makes "
-                         "them)") from None
+    except SignatureExpired as exc:
+        raise refusal("stream token has expired; ask POST /api/stream-token for "
+                      "another", exc) from None
+    except BadData as exc:
+        raise refusal("stream token is invalid (only POST /api/stream-token makes "
+                      "them)", exc) from None
     name, key, topics = payload.get("u"), payload.get("k"), payload.get("t")
     expires = payload.get("e")
     if expires is not None and expires <= time.time():

@@ -7,6 +7,8 @@ user's tokens stop working at once, and so do all of a user's tokens when
 the key is replaced (``flask --app wsgi users revoke-tokens NAME``), or when
 a user of the same name is created anew.
 """
+import traceback
+
 from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
 
 SALT = "herald.token.v1"
@@ -25,6 +27,26 @@ def issue(secret, username, token_key=""):
     return _serializer(secret).dumps({"u": username, "k": token_key})
 
 
+def refusal(reason, cause):
+    """``TokenError(reason)`` for a library's error ``cause``, its frames let go.
+
+    itsdangerous keeps an error in a local of the frame that raises another
+    (``sig_error``, ``last_exception``): error, traceback and frames make a
+    reference cycle, which the TokenError kept as its ``__context__``. Only the
+    cyclic collector frees one, and wsgi.py has it run a full collection
+    rarely: each refused connect stayed in memory (issue 35). So the frames of
+    ``cause`` and of the errors it was raised while handling are cleared
+    (tests/unit/web/auth/test_refusal_cycles.py).
+    """
+    seen = set()
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        traceback.clear_frames(cause.__traceback__)  # (skips the frames still running)
+        cause.__traceback__ = None
+        cause = cause.__context__
+    return TokenError(reason)
+
+
 def verify(secret, token, max_age):
     """``(user name, token key)`` from ``token`` if it is genuine and under ``max_age``
     seconds old; the caller compares the key with the user's current one."""
@@ -39,10 +61,10 @@ def verify_with_expiry(secret, token, max_age):
     try:
         payload, issued = _serializer(secret).loads(token, max_age=max_age,
                                                     return_timestamp=True)
-    except SignatureExpired:
-        raise TokenError("token has expired") from None
-    except BadData:  # a bad signature, timestamp or payload
-        raise TokenError("token is invalid") from None
+    except SignatureExpired as exc:
+        raise refusal("token has expired", exc) from None
+    except BadData as exc:  # a bad signature, timestamp or payload
+        raise refusal("token is invalid", exc) from None
     if (not isinstance(payload, dict) or not isinstance(payload.get("u"), str)
             or not isinstance(payload.get("k", ""), str)):
         raise TokenError("token is invalid")
