@@ -78,6 +78,7 @@ def serve():
     server = AdmittingServer(sock, bound_call(app.wsgi_app), limit,
                              config["MAX_CONNECTIONS_PER_ADDRESS"],
                              max_handshakes=config["MAX_HANDSHAKES"],
+                             request_timeout=config["REQUEST_TIMEOUT"],
                              handler_class=handler, log=access_log)
     app.extensions["herald.server"] = server
     server.pre_start_hook = app.extensions["herald.upgrade_refusal"]  # 400, not 101, if refused

@@ -1,57 +1,56 @@
 """Admission control for the web server: no client can take all of a process's connections.
 
-An idle TCP connection costs a file descriptor and a greenlet; ~21,000 of
-them exhausted a process's descriptors, after which it answered nothing,
-``/healthz`` included. So, before any request is read:
+Before any request is read (~21,000 idle connections once exhausted a
+process's descriptors, after which it answered nothing, ``/healthz`` included):
 
-- at most ``max_connections`` connections are served at once, and at most
-  ``per_address`` from one client address (when set); one more is answered
-  ``503`` with ``Retry-After`` and closed at once, freeing its descriptor;
-- past the limit, a health probe (``GET /healthz``, ``/readyz``, ``/metrics``)
-  is still served from a ``reserve`` of descriptors kept for it, so an
-  operator always learns what the process is doing;
-- every connection has ``request_timeout`` seconds for each read and write
-  until its request becomes a websocket (which then has the websocket
-  timeout): a half-sent request, or a connection that sends nothing, is
-  closed then (the transport's WebSocketHandler applies it).
+- at most ``max_connections`` are served at once, at most ``per_address``
+  from one client address (when set). At the first limit a newcomer takes
+  the place of the oldest connection without a whole request head (silent,
+  slow, idle kept-alive) of the address with the most of those, if another
+  (parking.Pending; issue 35: 9,900 slow-header connections from each of
+  two addresses had every newcomer answered 503); else it gets ``503`` with
+  ``Retry-After``, and is closed at once (refusals.py);
+- past the limit a health probe (``GET /healthz``, ``/readyz``, ``/metrics``)
+  is still served, from a ``reserve`` of descriptors kept for it;
+- a new connection is parked, with no greenlet, until its first bytes
+  arrive, and closed if it sends nothing for ``request_timeout`` seconds
+  (parking.py); its request's head must then be in within that, whatever
+  its pace, and its body within that and its size at a minimum rate
+  (request_clock.py); each read or write has it too, until the request
+  becomes a websocket (which then has the websocket timeout).
 
 At most ``max_handshakes`` connections are *being opened* at once: from
-the start of their request until their Socket.IO connect is answered (the
-namespace calls :meth:`AdmittingServer.handshake_done`), their first
-response is out (not a websocket), or HANDSHAKE_WAIT seconds have passed.
-One more waits its turn, in arrival order, before anything is read or built
-for it: *parked*, an accepted socket and two libev watchers, with no
-greenlet (one parked greenlet, even with a shallow stack, is ~8 KiB of
-saved stack: thousands of them waiting were a storm's peak memory). A
-parked connection whose first bytes are a health probe's request line goes
-ahead at once: a health probe never waits. A reconnect storm once had 5,000
-connections mid-handshake at once, each a greenlet parked deep in a Redis
-call with its stack saved: the restarted process peaked at 1.3-1.4x the
-memory it needed once they were all back. (Not accepting them at all,
-leaving them to the kernel's backlog, did as well, but let a client holding
-idle connections stop all accepting, health probes included.)
+their first bytes until their Socket.IO connect is answered (the namespace
+calls :meth:`AdmittingServer.handshake_done`), their first response is out
+(not a websocket), or HANDSHAKE_WAIT seconds have passed. A connection that
+sent nothing holds no slot (issue 35: idle connections from one address
+held them all, and newcomers waited up to 24 s); one address holds three
+quarters of them at most. One more waits in its address's line, the lines
+served in turn (parking.Lines), parked still: a parked greenlet is ~8 KiB
+of saved stack, and thousands waiting were a reconnect storm's peak memory.
+A health probe never waits.
 
 ``fd_budget()`` raises the process's soft descriptor limit to its hard one
 and says how many connections that allows, less the reserve and what Redis,
 logs and listeners need.
 """
-import collections
 import functools
 import logging
 import resource
 import socket as sockets
 
-import gevent
 from gevent import pywsgi
+
+from app.realtime.wire.parking import PROBES, Lines, Parked, Pending, peek
+from app.realtime.wire.refusals import is_probe, refuse
 
 log = logging.getLogger("herald.admission")
 
-PROBES = (b"GET /healthz", b"GET /readyz", b"GET /metrics")
-PROBE_WAIT = 1.0  # seconds to wait for an over-limit connection's request line
 OTHER_FDS = 400   # descriptors kept for Redis pools, logs, listeners and the reserve
 MAX_HANDSHAKES = 256  # connections being opened at once, at most (0: no bound)
 HANDSHAKE_WAIT = 3.0  # seconds a connection holds its handshake slot, at most
 HANDSHAKE_QUEUE_WAIT = 30.0  # seconds one waits for a slot, at most
+REQUEST_TIMEOUT = 10  # seconds a new connection has to send its first bytes (REQUEST_TIMEOUT)
 
 
 def fd_budget():
@@ -61,14 +60,6 @@ def fd_budget():
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         soft = hard
     return max(64, soft - OTHER_FDS)
-
-
-def refusal(reason, retry_after=5):
-    """A complete HTTP 503 answer naming ``reason``."""
-    body = ('{"error":"' + reason + '"}').encode()
-    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            b"Retry-After: " + str(retry_after).encode() + b"\r\nConnection: close\r\n"
-            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
 
 def opened(server, environ):
@@ -85,20 +76,29 @@ class AdmittingServer(pywsgi.WSGIServer):
     """pywsgi's WSGIServer that admits connections within limits (see the module)."""
 
     def __init__(self, listener, application, max_connections, per_address=0, reserve=64,
-                 max_handshakes=MAX_HANDSHAKES, **options):
+                 max_handshakes=MAX_HANDSHAKES, request_timeout=REQUEST_TIMEOUT, **options):
         super().__init__(listener, application, **options)
         self.max_connections = max_connections
         self.per_address = per_address
         self.reserve = reserve
         self.max_handshakes = max_handshakes
+        # Slots one address may hold at once: the rest are always there for the others.
+        self.share = max(1, max_handshakes - max_handshakes // 4)
+        self.request_timeout = request_timeout  # for a connection's first bytes, at most
+        self.line_wait = HANDSHAKE_QUEUE_WAIT
         self.handshakes = {}  # (address, str(port)) -> the timer that ends its handshake's slot
-        self.parked = collections.deque()  # _Parked connections waiting for a slot, in order
+        self.held = {}  # address -> handshake slots it holds
+        self.lines = Lines()  # connections that sent their first bytes and wait for a slot
+        self.pending = Pending()  # connections without a whole request head yet
         self.slot_waits = 0     # connections that waited for a slot
         self.slot_expiries = 0  # slots let go at HANDSHAKE_WAIT, not by handshake_done
+        self.silent = 0   # connections closed for sending nothing in time
+        self.evicted = 0  # connections let go at the limit, for a newcomer from elsewhere
         self.open = 0
         self.by_address = {}
         self.refused = 0
         self.kept = set()  # sockets kept open past their handler, until do_close passes them
+
 
     def handshake_done(self, address, port):
         """The connection from ``address``:``port`` is open (or gone): its slot goes
@@ -107,57 +107,101 @@ class AdmittingServer(pywsgi.WSGIServer):
         if timer is None:
             return
         timer.close()
-        while self.parked:
-            parked = self.parked.popleft()
-            if parked.waiting:  # (one that went ahead meanwhile is passed over)
+        held = self.held[address] - 1
+        if held:
+            self.held[address] = held
+        else:
+            del self.held[address]
+        if len(self.handshakes) < self.max_handshakes:
+            parked = self.lines.next(self._may_take)
+            if parked is not None:
                 self._go(parked, slot=True)
-                return
+
+    def _may_take(self, host):
+        return self.held.get(host, 0) < self.share
+
+    def _slot_free(self, host):
+        return (len(self.handshakes) < self.max_handshakes and self._may_take(host)
+                and not self.lines.waiting(host))
 
     def _hold_slot(self, key):
         timer = self.handshakes[key] = self.loop.timer(HANDSHAKE_WAIT)
+        self.held[key[0]] = self.held.get(key[0], 0) + 1
         timer.start(self._slot_expired, *key)
 
     def _slot_expired(self, address, port):
-        if (address, port) in self.handshakes:
-            self.slot_expiries += 1
-            self.handshake_done(address, port)
+        self.slot_expiries += 1  # (its timer is closed once the slot is let go)
+        self.handshake_done(address, port)
+
 
     def do_handle(self, sock, address):
         """StreamServer's, run in the hub for each connection accepted, which spawns
-        its greenlet: a connection that must wait for a handshake slot is parked
-        instead, without one, and counted open meanwhile."""
+        its greenlet: a connection is parked instead, without one, until its first
+        bytes are in (and then a handshake slot is free), and counted open meanwhile."""
         host = address[0] if isinstance(address, tuple) else ""
         key = self._slot_key(address)
-        if key is None or self._over_limit(host):
+        if key is None:
             return super().do_handle(sock, address, None)  # handle() decides, as before
+        over = self._over_limit(host)
+        if over and not (self.open >= self.max_connections
+                         and not self._over_limit(host, total=False) and self._evict_for(host)):
+            return super().do_handle(sock, address, None)  # refused, or a health probe
         self._count(host)
-        if len(self.handshakes) < self.max_handshakes and not self.parked:
+        start = peek(sock)
+        if start:  # its request is in already: no need to watch for it
+            return self._serve(sock, address, key, start)
+        parked = Parked(self, sock, address, key, self.request_timeout)
+        self.pending.add(host, sock, parked)
+
+    def _serve(self, sock, address, key, start):
+        """A new connection's first bytes are ``start``: a health probe goes now; else
+        it takes a free slot, or waits in line for one."""
+        if start.startswith(PROBES):
+            return super().do_handle(sock, address, False)
+        if self._slot_free(key[0]):
             self._hold_slot(key)
             return super().do_handle(sock, address, key)
         self.slot_waits += 1
-        self.parked.append(_Parked(self, sock, address, key))
+        parked = Parked(self, sock, address, key, self.line_wait)
+        parked.readable.stop()
+        self.pending.add(key[0], sock, parked)
+        self.lines.join(parked)
+
+    def _arrived(self, parked, start):
+        """A parked connection's first bytes are in (b"": it hung up)."""
+        if start == b"":
+            self._drop(parked)
+            return
+        if start.startswith(PROBES) or self._slot_free(parked.host):
+            self._go(parked, slot=not start.startswith(PROBES))
+            return
+        self.slot_waits += 1
+        parked.in_line(self.line_wait)
+        self.lines.join(parked)
+
+    def _silent(self, parked):
+        """A parked connection sent nothing in ``request_timeout`` seconds: closed."""
+        self.silent += 1
+        self._drop(parked)
+
+    def _late(self, parked):
+        """One waited ``line_wait`` seconds in line: it goes ahead without a slot, as it
+        would without the bound."""
+        self._go(parked, slot=False)
+
+    def _drop(self, parked):
+        parked.leave()
+        self.pending.remove(parked.host, parked.sock)
+        self._release(parked.host, None)
+        parked.sock.close()
 
     def _go(self, parked, slot):
-        """Serve ``parked`` now (with a handshake slot, or without: a health probe, or
-        one that waited HANDSHAKE_QUEUE_WAIT, goes ahead as it would without the bound)."""
+        """Serve ``parked`` now, with a handshake slot or without one."""
         parked.leave()
-        if slot or parked.late:
+        self.pending.remove(parked.host, parked.sock)
+        if slot:
             self._hold_slot(parked.key)
-            return super().do_handle(parked.sock, parked.address, parked.key)
-        super().do_handle(parked.sock, parked.address, False)
-
-    def _sort(self, parked):
-        """A parked connection sent its first bytes: a health probe goes ahead; a
-        client that hung up already is let go; anything else waits on."""
-        start = self._peek(parked.sock, 0)
-        if not parked.waiting or start is None:
-            return
-        if start == b"":  # closed by its client while it waited
-            parked.leave()
-            self._release(parked.host, None)
-            parked.sock.close()
-        elif start.startswith(PROBES):
-            self._go(parked, slot=False)
+        super().do_handle(parked.sock, parked.address, parked.key if slot else False)
 
     def handle(self, sock, address, key=None):
         """Serve one connection, in its greenlet. ``key``: its handshake slot, when
@@ -166,16 +210,49 @@ class AdmittingServer(pywsgi.WSGIServer):
         host = address[0] if isinstance(address, tuple) else ""
         if key is None:
             over = self._over_limit(host)
-            if over and not (self.open < self.max_connections + self.reserve and self._probe(sock)):
+            if over and not (self.open < self.max_connections + self.reserve and is_probe(sock)):
                 self.refused += 1
-                self._refuse(sock, over)
+                refuse(sock, over)
                 return
             self._count(host)
         try:
             super().handle(sock, address)
         finally:
+            self.pending.remove(host, sock)
             if sock not in self.kept:  # else released when the connection ends
                 self._release(host, key or None)
+
+
+    def reading(self, host, sock):
+        """``sock`` (from ``host``) waits for a request's head (its first, or the next
+        on a kept-alive connection): it may be let go for a newcomer at the limit."""
+        self.pending.add(host, sock, None)
+
+    def read(self, host, sock):
+        """``sock`` has sent its request's head: it is being served."""
+        self.pending.remove(host, sock)
+
+    def _evict_for(self, host):
+        """At the connection limit, a newcomer from ``host`` takes the place of the
+        oldest connection still without a request head from the address with the
+        most of them (see Pending.victim_for). True when one was let go."""
+        if self.open >= self.max_connections + self.reserve:
+            return False
+        victim = self.pending.victim_for(host)
+        if victim is None:
+            return False
+        heaviest, sock, parked = victim
+        self.evicted += 1
+        if parked is not None:
+            self._drop(parked)
+        else:  # its greenlet reads a request head: it ends at once
+            self.pending.remove(heaviest, sock)
+            try:
+                sock.shutdown(sockets.SHUT_RD)
+            except OSError:
+                pass
+        return True
+
 
     def _count(self, host):
         self.open += 1
@@ -214,69 +291,10 @@ class AdmittingServer(pywsgi.WSGIServer):
             return
         super().do_close(sock, *args)
 
-    def _over_limit(self, host):
-        if self.open >= self.max_connections:
+    def _over_limit(self, host, total=True):
+        if total and self.open >= self.max_connections:
             return f"this server is at its limit of {self.max_connections} connections; retry shortly"
         if self.per_address and self.by_address.get(host, 0) >= self.per_address:
             return (f"too many connections from {host} (at most {self.per_address}); "
                     "close some and retry")
         return None
-
-    def _probe(self, sock):
-        """True when the connection's first bytes are a health probe's request line."""
-        start = self._peek(sock, PROBE_WAIT)
-        return bool(start) and start.startswith(PROBES)
-
-    @staticmethod
-    def _peek(sock, wait):
-        """The connection's first bytes, left unread (b"": closed; None: nothing in
-        ``wait`` seconds, or an error)."""
-        try:
-            sock.settimeout(wait)
-            return sock.recv(16, sockets.MSG_PEEK)
-        except OSError:
-            return None
-
-    @staticmethod
-    def _refuse(sock, reason):
-        try:
-            sock.settimeout(1)
-            sock.sendall(refusal(reason))
-        except OSError:
-            pass
-        finally:
-            sock.close()
-
-
-class _Parked:
-    """An accepted connection waiting for a handshake slot, with no greenlet: a watcher
-    for its first bytes (to let a health probe go ahead) and a timer of
-    HANDSHAKE_QUEUE_WAIT (after which it goes ahead anyway)."""
-
-    __slots__ = ("server", "sock", "address", "host", "key", "waiting", "late", "readable",
-                 "deadline")
-
-    def __init__(self, server, sock, address, key):
-        self.server, self.sock, self.address, self.key = server, sock, address, key
-        self.host = address[0]
-        self.waiting, self.late = True, False
-        loop = server.loop
-        self.readable = loop.io(sock.fileno(), 1)
-        self.readable.start(self._readable)
-        self.deadline = loop.timer(HANDSHAKE_QUEUE_WAIT)
-        self.deadline.start(self._too_long)
-
-    def _readable(self):
-        self.readable.stop()  # once: what it sent stays unread until its turn
-        gevent.spawn(self.server._sort, self)  # a short greenlet: it peeks, and is gone
-
-    def _too_long(self):
-        if self.waiting:
-            self.late = True
-            self.server._go(self, slot=False)
-
-    def leave(self):
-        """No longer waiting (served now, or gone): its watchers are let go."""
-        self.waiting = False
-        self.readable.close()
-        self.deadline.close()

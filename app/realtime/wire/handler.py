@@ -26,6 +26,7 @@ Any other request's environ holds this handler (``herald.connection``) for
 its life: an event stream's socket is written from the fan-out loop too
 (events.py).
 """
+import io
 import socket
 import types
 
@@ -34,9 +35,14 @@ from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
 from app.ops.redact import redact_requestline, redact_text
 from app.realtime.wire.events import CONNECTION
 from app.realtime.wire.reader import exact_reader
+from app.realtime.wire.request_clock import RequestClock
 from app.realtime.wire.writer import LeanWriter
 
 READ_BUFFER = 512
+BODY_MOST = 64 * 1024  # bytes a chunked body is given time for (Flask's MAX_CONTENT_LENGTH)
+TOO_SLOW = (b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json"
+            b"\r\nContent-Length: 56\r\n\r\n"
+            b'{"error":"the request was not sent in time; send again"}')
 # What of a websocket's environ is kept once it is handed over: what Herald and
 # python-socketio read after the upgrade (namespace.py, per_address.py,
 # admission.opened, origins.py), and gevent-websocket's key, emptied as it does.
@@ -65,7 +71,44 @@ class WebSocketHandler(_WebSocketHandler):
         super().handle()
 
     def __init__(self, sock, address, server, rfile=None):
-        super().__init__(sock, address, server, rfile or sock.makefile("rb", READ_BUFFER))
+        if rfile is None:  # every read bounded, and a request's all by its deadline
+            rfile = io.BufferedReader(RequestClock(sock, self.request_timeout), READ_BUFFER)
+        super().__init__(sock, address, server, rfile)
+
+    def handle_one_request(self):
+        """pywsgi's, with a deadline: the request's head must be in within
+        ``request_timeout`` seconds of its first byte being awaited (on a kept-alive
+        connection: of the last answer), whatever pace it is sent at. Until it is,
+        the server may let the connection go for a newcomer (admission.py)."""
+        clock = getattr(self.rfile, "raw", None)
+        if isinstance(clock, RequestClock):
+            clock.start(self.request_timeout)
+        reading = getattr(self.server, "reading", None)
+        if reading is not None and self.socket is not None:
+            reading(self._host(), self.socket)
+        return super().handle_one_request()
+
+    def read_request(self, raw_requestline):
+        """pywsgi's; once the head is in, the body has its own deadline."""
+        try:
+            return super().read_request(raw_requestline)
+        finally:
+            read = getattr(self.server, "read", None)
+            if read is not None and self.socket is not None:
+                read(self._host(), self.socket)
+            clock = getattr(self.rfile, "raw", None)
+            if isinstance(clock, RequestClock):
+                clock.body(getattr(self, "content_length", None), BODY_MOST)
+
+    def _host(self):
+        return self.client_address[0] if isinstance(self.client_address, tuple) else ""
+
+    def _handle_client_error(self, ex):
+        """pywsgi's answer to a malformed request; a head not in by its deadline
+        (or a read timing out) is answered 408, without pywsgi's traceback."""
+        if isinstance(ex, TimeoutError):
+            return ("408", TOO_SLOW)
+        return super()._handle_client_error(ex)
 
     def handle_one_response(self):
         """A request served: unless it became a websocket (whose slot the namespace
