@@ -15,15 +15,18 @@ import time
 
 import orjson
 
-from app.stream.field_rules import (  # noqa: F401 (user ids: re-exported, see field_rules)
+from app.stream.field_rules import (  # noqa: F401 (user and stream ids: re-exported)
     CONTROL_RE,
     MAX_USER_CHARS,
     USER_ID_RULE,
     EnvelopeError,
+    check_cursor,
+    check_stream_id,
     check_unicode,
     check_url,
     check_user_id,
     depth,
+    id_key,
 )
 
 MAX_ENVELOPE_BYTES = 64 * 1024
@@ -41,8 +44,6 @@ WILDCARD = "*"
 
 TOPIC_RE = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\Z")
 ORIGIN_RE = re.compile(r"[0-9a-fA-F]+\Z")
-STREAM_ID_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}\Z")  # ASCII digits: \d takes any script's
-STREAM_ID_PART_MAX = 2**64 - 1  # each half of a Redis stream id is an unsigned 64-bit number
 # Control characters (C0, DEL, C1); body text may keep tab and newlines.
 BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
@@ -276,31 +277,3 @@ def visible_to(user, subscriptions, topic, owner):
     if owner:
         return owner == user
     return any(topic_matches(prefix, topic) for prefix in subscriptions)
-
-
-def id_key(entry_id):
-    """A stream id (``"<ms>-<seq>"``, str or bytes) as a tuple that sorts like the stream."""
-    if isinstance(entry_id, bytes):
-        entry_id = entry_id.decode()
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
-def check_cursor(value, field="last_id"):
-    """A resume point: a stream id, or ``"0"`` for the start of history (Redis' own
-    convention), which is answered as ``"0-0"``. Raises EnvelopeError otherwise."""
-    if value in ("0", "0-0"):
-        return "0-0"
-    try:
-        return check_stream_id(value, field)
-    except EnvelopeError:
-        raise EnvelopeError(field, "must be a notification id like 1700000000000-0, "
-                                   "or 0 for the start of history") from None
-
-
-def check_stream_id(value, field="last_id"):
-    """Return ``value`` if it is a stream id (``"<ms>-<seq>"``), else raise EnvelopeError."""
-    if (not isinstance(value, str) or not STREAM_ID_RE.match(value)
-            or max(map(int, value.split("-"))) > STREAM_ID_PART_MAX):
-        raise EnvelopeError(field, "must be a notification id like 1700000000000-0")
-    return value

@@ -101,3 +101,35 @@ def check_user_id(value, field="user"):
         raise EnvelopeError(field, USER_ID_RULE)
     check_unicode(field, value)
     return value
+
+
+STREAM_ID_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}\Z")  # ASCII digits: \d takes any script's
+STREAM_ID_PART_MAX = 2**64 - 1  # each half of a Redis stream id is an unsigned 64-bit number
+
+
+def id_key(entry_id):
+    """A stream id (``"<ms>-<seq>"``, str or bytes) as a tuple that sorts like the stream."""
+    if isinstance(entry_id, bytes):
+        entry_id = entry_id.decode()
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def check_cursor(value, field="last_id"):
+    """A resume point: a stream id, or ``"0"`` for the start of history (Redis' own
+    convention), which is answered as ``"0-0"``. Raises EnvelopeError otherwise."""
+    if value in ("0", "0-0"):
+        return "0-0"
+    try:
+        return check_stream_id(value, field)
+    except EnvelopeError:
+        raise EnvelopeError(field, "must be a notification id like 1700000000000-0, "
+                                   "or 0 for the start of history") from None
+
+
+def check_stream_id(value, field="last_id"):
+    """Return ``value`` if it is a stream id (``"<ms>-<seq>"``), else raise EnvelopeError."""
+    if (not isinstance(value, str) or not STREAM_ID_RE.match(value)
+            or max(map(int, value.split("-"))) > STREAM_ID_PART_MAX):
+        raise EnvelopeError(field, "must be a notification id like 1700000000000-0")
+    return value
