@@ -3,11 +3,9 @@
 Each process keeps its own numbers where they arise, at no cost per
 delivery beyond an integer addition:
 
-- every web process writes a snapshot of its figures (connected clients,
-  deliveries, batch sizes, relay lag, Redis reconnects, slow-client
-  disconnects, open event streams and their deliveries) to
-  ``herald:metrics:web:<host>:<pid>`` every few seconds,
-  with an expiry, so a process that died drops out;
+- every web process writes a snapshot of its figures (clients, deliveries,
+  batches, relay lag, admission, event streams...) to
+  ``herald:metrics:web:<host>:<pid>`` every few seconds, with an expiry;
 - the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
   messages received and refused, digest emails sent and failed, Spark job
   outcomes, webhook deliveries); the webhook queue gauges are read from the
@@ -16,9 +14,8 @@ delivery beyond an integer addition:
 - figures of one worker instance among several (each bridge's backlog,
   every worker's heartbeat) are one sample per instance: app/ops/worker_health.py.
 
-``/metrics``, answered by any web process (with SO_REUSEPORT a scrape lands on
-any of them), renders all of it in the Prometheus text format
-(prometheus-client), the web figures labelled with ``process``.
+``/metrics``, answered by any web process, renders all of it in the Prometheus
+text format (prometheus-client), the web figures labelled with ``process``.
 """
 import logging
 import os
@@ -75,6 +72,11 @@ def gauge(client, field, value):
         pass
 
 
+SERVER_FIGURES = {"connections_refused": "refused", "handshakes_waited": "slot_waits",  # admission.py
+                  "handshakes_expired": "slot_expiries", "connections_silent": "silent",
+                  "connections_evicted": "evicted"}
+
+
 def web_snapshot(app):
     """This web process's figures, as plain numbers."""
     sio = app.extensions["herald.sio"]
@@ -88,11 +90,8 @@ def web_snapshot(app):
         "slow_client_disconnects": sio.slow_disconnects,
         "abusive_disconnects": sio.abusive_disconnects,
         "join_timeouts": sio.join_timeouts,
-        "connections_refused": getattr(app.extensions.get("herald.server"), "refused", 0),
-        # Connections opened at once (MAX_HANDSHAKES): those that waited for a slot, and
-        # slots let go by their deadline rather than by a connect answered (wire/admission.py).
-        "handshakes_waited": getattr(app.extensions.get("herald.server"), "slot_waits", 0),
-        "handshakes_expired": getattr(app.extensions.get("herald.server"), "slot_expiries", 0),
+        **{name: getattr(app.extensions.get("herald.server"), attr, 0)
+           for name, attr in SERVER_FIGURES.items()},
         # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
         **app.extensions["herald.admission"].figures(),
         "sse_streams": len(app.extensions["herald.streams"]),
@@ -214,6 +213,10 @@ class HeraldCollector:
                 "herald_handshakes_expired",
                 "Handshake slots let go after HANDSHAKE_WAIT rather than by a connect answered.",
                 labels=["process"]),
+            "connections_silent": CounterMetricFamily("herald_connections_silent", "Connections "
+                "closed for sending nothing within REQUEST_TIMEOUT.", labels=["process"]),
+            "connections_evicted": CounterMetricFamily("herald_connections_evicted", "Connections "
+                "without a request head let go at the limit for another's.", labels=["process"]),
             "connects_deferred": CounterMetricFamily(
                 "herald_connects_deferred",
                 "Connects refused as busy (\"retry later\"): past ADMIT_RATE, or REPLAY_QUEUE full.",

@@ -62,6 +62,11 @@ SOURCES = {
     "gevent.pywsgi:WSGIHandler.get_environ": "fbd39b74e42d7dbf",
     # pywsgi: the request deadline (handler.py) and admission (app/realtime/wire/admission.py).
     "gevent.pywsgi:WSGIHandler.handle": "9e7238affc125354",
+    # (its head's deadline: read_requestline reads the head through the RequestClock,
+    # read_request ends it, and a timeout while parsing is _handle_client_error's)
+    "gevent.pywsgi:WSGIHandler.read_requestline": "72173107a177f9b3",
+    "gevent.pywsgi:WSGIHandler.read_request": "b1702b63da71633f",
+    "gevent.pywsgi:WSGIHandler._handle_client_error": "a3fbde482b69b9fd",
     "gevent.pywsgi:WSGIServer.handle": "2f3079ba9ee5bdd2",
     # pywsgi: the access log's line and the error log, redacted of credentials (handler.py).
     "gevent.pywsgi:WSGIHandler.format_request": "c174ca5d4c62043b",

@@ -94,6 +94,8 @@ def test_a_half_sent_request_and_a_silent_connection_are_closed(redis_server, re
             assert not answer(half).startswith(b"HTTP/1.1 200")
             assert answer(silent) == b""
             assert time.monotonic() - started < 9
+        wait_until(lambda: metric(server, "herald_connections_silent_total") >= 1, timeout=15,
+                   message="the silent connection counted")
     finally:
         server.stop()
 
