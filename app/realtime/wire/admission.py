@@ -90,6 +90,7 @@ class AdmittingServer(pywsgi.WSGIServer):
         self.held = {}  # address -> handshake slots it holds
         self.lines = Lines()  # connections that sent their first bytes and wait for a slot
         self.pending = Pending()  # connections without a whole request head yet
+        self.arrived = {}  # socket -> when a parked connection's first bytes were seen
         self.slot_waits = 0     # connections that waited for a slot
         self.slot_expiries = 0  # slots let go at HANDSHAKE_WAIT, not by handshake_done
         self.silent = 0   # connections closed for sending nothing in time
@@ -101,8 +102,7 @@ class AdmittingServer(pywsgi.WSGIServer):
 
 
     def handshake_done(self, address, port):
-        """The connection from ``address``:``port`` is open (or gone): its slot goes
-        to the next in line."""
+        """The connection from ``address``:``port`` is open (or gone): its slot is free."""
         timer = self.handshakes.pop((address, str(port)), None)
         if timer is None:
             return
@@ -154,8 +154,7 @@ class AdmittingServer(pywsgi.WSGIServer):
         self.pending.add(host, sock, parked)
 
     def _serve(self, sock, address, key, start):
-        """A new connection's first bytes are ``start``: a health probe goes now; else
-        it takes a free slot, or waits in line for one."""
+        """A new connection's first bytes are ``start``: a probe goes, else a slot or a line."""
         if start.startswith(PROBES):
             return super().do_handle(sock, address, False)
         if self._slot_free(key[0]):
@@ -185,20 +184,20 @@ class AdmittingServer(pywsgi.WSGIServer):
         self._drop(parked)
 
     def _late(self, parked):
-        """One waited ``line_wait`` seconds in line: it goes ahead without a slot, as it
-        would without the bound."""
+        """One waited ``line_wait`` s in line: it goes ahead without a slot."""
         self._go(parked, slot=False)
 
     def _drop(self, parked):
         parked.leave()
         self.pending.remove(parked.host, parked.sock)
         self._release(parked.host, None)
-        parked.sock.close()
+        parked.close()
 
     def _go(self, parked, slot):
         """Serve ``parked`` now, with a handshake slot or without one."""
         parked.leave()
         self.pending.remove(parked.host, parked.sock)
+        self.arrived[parked.sock] = parked.since  # its head's deadline counts from then
         if slot:
             self._hold_slot(parked.key)
         super().do_handle(parked.sock, parked.address, parked.key if slot else False)
@@ -219,6 +218,7 @@ class AdmittingServer(pywsgi.WSGIServer):
             super().handle(sock, address)
         finally:
             self.pending.remove(host, sock)
+            self.arrived.pop(sock, None)
             if sock not in self.kept:  # else released when the connection ends
                 self._release(host, key or None)
 
@@ -245,10 +245,10 @@ class AdmittingServer(pywsgi.WSGIServer):
         self.evicted += 1
         if parked is not None:
             self._drop(parked)
-        else:  # its greenlet reads a request head: it ends at once
+        else:  # its greenlet reads a request head: it reads the end of it at once
             self.pending.remove(heaviest, sock)
-            try:
-                sock.shutdown(sockets.SHUT_RD)
+            try:  # (gevent's own shutdown would raise EBADF in that greenlet instead)
+                sock._sock.shutdown(sockets.SHUT_RD)
             except OSError:
                 pass
         return True

@@ -77,12 +77,15 @@ class WebSocketHandler(_WebSocketHandler):
 
     def handle_one_request(self):
         """pywsgi's, with a deadline: the request's head must be in within
-        ``request_timeout`` seconds of its first byte being awaited (on a kept-alive
-        connection: of the last answer), whatever pace it is sent at. Until it is,
-        the server may let the connection go for a newcomer (admission.py)."""
+        ``request_timeout`` seconds of its first byte (seen while it was parked,
+        admission.py; else of this call: on a kept-alive connection, of the last
+        answer), whatever pace it is sent at; a wait in the handshake line is not
+        the client's, but a head sent by then is read. Until it is in, the server
+        may let the connection go for a newcomer (admission.py)."""
         clock = getattr(self.rfile, "raw", None)
-        if isinstance(clock, RequestClock):
-            clock.start(self.request_timeout)
+        if isinstance(clock, RequestClock):  # from its first bytes, if it was parked
+            arrived = getattr(self.server, "arrived", None)
+            clock.start(self.request_timeout, arrived.pop(self.socket, None) if arrived else None)
         reading = getattr(self.server, "reading", None)
         if reading is not None and self.socket is not None:
             reading(self._host(), self.socket)

@@ -15,6 +15,7 @@ newcomer from another by one slot's turn, not by its thousands.
 """
 import collections
 import socket as sockets
+import time
 
 PROBES = (b"GET /healthz", b"GET /readyz", b"GET /metrics")
 
@@ -38,12 +39,14 @@ class Parked:
     client hung up), ``_silent(parked)`` when it sent nothing in time,
     ``_late(parked)`` when it waited in line too long."""
 
-    __slots__ = ("server", "sock", "address", "host", "key", "waiting", "readable", "timer")
+    __slots__ = ("server", "sock", "address", "host", "key", "waiting", "readable", "timer",
+                 "since")
 
     def __init__(self, server, sock, address, key, silence):
         self.server, self.sock, self.address, self.key = server, sock, address, key
         self.host = address[0]
         self.waiting = True
+        self.since = None  # when its first bytes were seen (time.monotonic())
         loop = server.loop
         self.readable = loop.io(sock.fileno(), 1)
         self.readable.start(self._readable)
@@ -55,6 +58,7 @@ class Parked:
         if start is None or not self.waiting:
             return  # (woken for nothing: it goes on watching)
         self.readable.stop()  # once: what it sent stays unread until it is served
+        self.since = time.monotonic()
         self.server._arrived(self, start)
 
     def _timed_out(self):
@@ -76,6 +80,14 @@ class Parked:
         self.waiting = False
         self.readable.close()
         self.timer.close()
+
+    def close(self):
+        """Close it, reading what it sent first (closed unread, a reset would say so)."""
+        try:
+            self.sock._sock.recv(16384, sockets.MSG_DONTWAIT)
+        except OSError:
+            pass
+        self.sock.close()
 
 
 class Lines:

@@ -12,6 +12,7 @@ read raises :class:`TooSlow`, a ``TimeoutError``: pywsgi ends such a
 connection as it does one whose single read timed out.
 """
 import io
+import socket
 import time
 
 MIN_BODY_RATE = 8 * 1024  # bytes per second a request's body must keep up, at least
@@ -39,8 +40,11 @@ class RequestClock(io.RawIOBase):
         if deadline is None:
             return self.sock.recv_into(buffer)
         left = deadline - time.monotonic()
-        if left <= 0:
-            raise TooSlow("the request was not in by its deadline")
+        if left <= 0:  # what had arrived by then is still read
+            try:
+                return self.sock._sock.recv_into(buffer, 0, socket.MSG_DONTWAIT)
+            except OSError:  # (BlockingIOError: nothing more came in time)
+                raise TooSlow("the request was not in by its deadline") from None
         if left >= self.per_read:
             return self.sock.recv_into(buffer)
         self.sock.settimeout(left)
@@ -51,9 +55,10 @@ class RequestClock(io.RawIOBase):
         finally:
             self.sock.settimeout(self.per_read)
 
-    def start(self, seconds):
-        """The reads from now have ``seconds`` in all."""
-        self.deadline = time.monotonic() + seconds
+    def start(self, seconds, since=None):
+        """The reads have ``seconds`` in all, from ``since`` (a time.monotonic()
+        value; None: now)."""
+        self.deadline = (time.monotonic() if since is None else since) + seconds
 
     def body(self, length, most):
         """The request's head is in: its body (``length`` bytes, or None when it is
