@@ -555,6 +555,20 @@ def measure(attack, options, size=None):
             "server_log": str(server.log_path)}
 
 
+LIFETIME_EDGES = (0.5, 10.5, 13.5, 20.5, 30.5, 41.0)  # s: REQUEST_TIMEOUT 10, +HANDSHAKE_WAIT 3, +the line's 30
+
+
+def lifetime_buckets(lifetimes):
+    """How many of ``lifetimes`` (seconds) fell in each LIFETIME_EDGES bucket, by
+    its upper edge ("<0.5", ..., ">41.0")."""
+    names = [f"<{edge}" for edge in LIFETIME_EDGES] + [f">{LIFETIME_EDGES[-1]}"]
+    counts = dict.fromkeys(names, 0)
+    for life in lifetimes:
+        index = next((i for i, edge in enumerate(LIFETIME_EDGES) if life < edge), len(LIFETIME_EDGES))
+        counts[names[index]] += 1
+    return {name: count for name, count in counts.items() if count}
+
+
 def attack_report(state, spec, legit, seconds):
     """What the attacker saw (how its connections ended) and the legitimate connects."""
     final = state["final"] or {}
@@ -564,6 +578,7 @@ def attack_report(state, spec, legit, seconds):
               "legit": legit}
     report["attacker"]["ended"] = {
         kind: {"count": len(v), "lifetime_s": stats([life for _, life in v]),
+               "lifetimes": lifetime_buckets([life for _, life in v]),
                "per_second": round(len(v) / seconds, 1)}
         for kind, v in ends.items()}
     ok = [r["seconds"] for r in legit if r["ok"]]
@@ -618,7 +633,8 @@ def describe(result):
         for kind, e in sorted(a["ended"].items()):
             life = e["lifetime_s"]
             print(f"    ended {kind}: {e['count']} ({e['per_second']}/s), lived median "
-                  f"{life['median']:.1f} s, p90 {life['p90']:.1f} s, max {life['max']:.1f} s")
+                  f"{life['median']:.1f} s, p90 {life['p90']:.1f} s, max {life['max']:.1f} s"
+                  f"; by lifetime {e['lifetimes']}")
         if a.get("longest_open_at_stop_s") is not None:
             print(f"    longest still open at the end: {a['longest_open_at_stop_s']} s")
         print(f"  /metrics at the attack's end: {result['metrics_at_end']}")
