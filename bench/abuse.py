@@ -555,7 +555,8 @@ def measure(attack, options, size=None):
             "server_log": str(server.log_path)}
 
 
-LIFETIME_EDGES = (0.5, 10.5, 13.5, 20.5, 30.5, 41.0)  # s: REQUEST_TIMEOUT 10, +HANDSHAKE_WAIT 3, +the line's 30
+# seconds: REQUEST_TIMEOUT 10, plus HANDSHAKE_WAIT 3, plus the handshake line's 30
+LIFETIME_EDGES = (0.5, 10.5, 13.5, 20.5, 30.5, 41.0)
 
 
 def lifetime_buckets(lifetimes):
