@@ -161,8 +161,7 @@ class AdmittingServer(pywsgi.WSGIServer):
             self._hold_slot(key)
             return super().do_handle(sock, address, key)
         self.slot_waits += 1
-        parked = Parked(self, sock, address, key, self.line_wait)
-        parked.readable.stop()
+        parked = Parked(self, sock, address, key, self.line_wait, arrived=True)
         self.pending.add(key[0], sock, parked)
         self.lines.join(parked)
 

@@ -42,14 +42,16 @@ class Parked:
     __slots__ = ("server", "sock", "address", "host", "key", "waiting", "readable", "timer",
                  "since")
 
-    def __init__(self, server, sock, address, key, silence):
+    def __init__(self, server, sock, address, key, silence, arrived=False):
         self.server, self.sock, self.address, self.key = server, sock, address, key
         self.host = address[0]
         self.waiting = True
-        self.since = None  # when its first bytes were seen (time.monotonic())
+        # When its first bytes were seen (time.monotonic()): its head's deadline counts from then.
+        self.since = time.monotonic() if arrived else None
         loop = server.loop
         self.readable = loop.io(sock.fileno(), 1)
-        self.readable.start(self._readable)
+        if not arrived:  # (``arrived``: its first bytes are in already)
+            self.readable.start(self._readable)
         self.timer = loop.timer(silence)
         self.timer.start(self._timed_out)
 

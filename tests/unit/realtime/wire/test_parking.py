@@ -262,3 +262,30 @@ def test_a_head_s_deadline_counts_from_its_first_byte_but_what_came_in_time_is_r
         wait_for(lambda: served.open == 0)
     finally:
         served.stop(timeout=2)
+
+
+def test_a_head_in_at_accept_that_waits_in_line_has_its_deadline_from_then():
+    """The same for connections whose first bytes were in before they were accepted,
+    lined up at once (bench/abuse.py found them living 30 s in line plus 10 s)."""
+    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=1,
+                             request_timeout=2, handler_class=handler_class(60, 2),
+                             log=None, error_log=None)
+    served.start()
+    try:
+        first = connect(served, HALF)  # holds the slot until its deadline, 2 s
+        wait_for(lambda: len(served.handshakes) == 1)
+        served.stop_accepting()  # what these send is in before they are accepted
+        begun, whole = connect(served, HALF), connect(served, GET)
+        gevent.sleep(0.05)
+        served.start_accepting()
+        wait_for(lambda: len(served.lines) == 2)
+        assert answer(first).startswith(b"HTTP/1.1 408")
+        cut = gevent.get_hub().loop.now()
+        assert answer(begun).startswith(b"HTTP/1.1 408")
+        assert gevent.get_hub().loop.now() - cut < 1  # at once, not 2 s after its turn
+        assert answer(whole).startswith(b"HTTP/1.1 200")
+        for sock in (first, begun, whole):
+            sock.close()
+        wait_for(lambda: served.open == 0)
+    finally:
+        served.stop(timeout=2)
