@@ -46,6 +46,7 @@ bench: setup-test
 	@$(PY) bench/outbox.py
 	@$(PY) bench/adopt.py
 	@$(PY) bench/abuse.py
+	@$(PY) bench/churn.py
 	@$(PY) bench/recovery.py
 	@$(PY) bench/slow_client.py
 	@$(PY) bench/storm.py
