@@ -228,6 +228,8 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.admins.discard(sid)
         self.limits.pop(sid, None)
         self.joined.pop(sid, None)
+        if self.expiries is not None:
+            self.expiries.cancel(sid)
         self.seam.forget(sid)
         turn = self.turns.pop(sid, None)
         if turn is not None:

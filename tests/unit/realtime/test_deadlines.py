@@ -30,3 +30,21 @@ def test_each_item_is_acted_on_once_at_its_time_in_time_order():
     for task in tasks:
         task.join(5)
     assert len(tasks) == 1 and not deadlines.running and not deadlines.heap  # one task, gone
+
+
+def test_a_cancelled_deadline_is_not_acted_on_nor_kept():
+    """A session that ended keeps nothing here (bench/churn.py: 100,000 entries stayed,
+    each until its token expired, after 100,000 churned sessions)."""
+    done = []
+    deadlines = Deadlines(done.append, lambda run: None, time.sleep)  # the task is not run
+    later = time.time() + 3600
+    for n in range(10_000):
+        deadlines.add(n, later)
+        deadlines.cancel(n)
+    assert len(deadlines.heap) <= 64 + 1 and not deadlines.pending
+    due = Deadlines(done.append, lambda run: None, time.sleep)
+    due.add("open", time.time())
+    due.add("closed", time.time())
+    due.cancel("closed")
+    due._run()
+    assert done == ["open"] and not due.heap
