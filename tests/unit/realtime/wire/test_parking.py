@@ -8,6 +8,7 @@ from the address with the most. A request's head (and body) must be in by a
 deadline, whatever pace it is sent at.
 
 An AdmittingServer in this process, on gevent's own sockets, with one slot."""
+import contextlib
 import gc
 
 import gevent
@@ -30,12 +31,22 @@ def app(environ, start_response):
 
 @pytest.fixture
 def server():
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=1,
-                             request_timeout=5, handler_class=handler_class(60, 5),
+    with serving(1, request_timeout=5) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serving(max_handshakes, request_timeout, max_connections=500):
+    """An AdmittingServer on a free loopback port with Herald's handler, stopped after."""
+    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=max_connections,
+                             max_handshakes=max_handshakes, request_timeout=request_timeout,
+                             handler_class=handler_class(60, request_timeout),
                              log=None, error_log=None)
     served.start()
-    yield served
-    served.stop(timeout=2)
+    try:
+        yield served
+    finally:
+        served.stop(timeout=2)
 
 
 def live_greenlets():
@@ -124,11 +135,7 @@ def test_a_parked_client_that_hangs_up_is_let_go(server):
 
 
 def test_a_connection_that_sends_nothing_holds_no_slot_and_is_closed_in_time():
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=1,
-                             request_timeout=1, handler_class=handler_class(60, 1),
-                             log=None, error_log=None)
-    served.start()
-    try:
+    with serving(1, request_timeout=1) as served:
         idle = [connect(served) for _ in range(50)]  # one address, 50 silent connections
         wait_for(lambda: served.open == 50)
         assert not served.handshakes  # none of them holds the one slot
@@ -139,19 +146,13 @@ def test_a_connection_that_sends_nothing_holds_no_slot_and_is_closed_in_time():
         assert all(sock.recv(1) == b"" for sock in idle)
         for sock in [*idle, newcomer]:
             sock.close()
-    finally:
-        served.stop(timeout=2)
 
 
 def test_lines_are_served_by_address_in_turn():
     """Four slots: one address holds at most three; its hundred in line do not hold
     back the one from another address, which takes the fourth at once; and once
     all four are held, as slots free the two addresses' lines are served in turn."""
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=4,
-                             request_timeout=5, handler_class=handler_class(60, 5),
-                             log=None, error_log=None)
-    served.start()
-    try:
+    with serving(4, request_timeout=5) as served:
         hogs = [hog(served, "127.0.0.2") for _ in range(3)]
         crowd = [connect(served, b"GET /crowd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
                          "127.0.0.2") for _ in range(100)]
@@ -172,16 +173,10 @@ def test_lines_are_served_by_address_in_turn():
         assert "/later" in order[:2], order[:5]  # not after the crowd's hundred
         for sock in [*crowd, other, later]:
             sock.close()
-    finally:
-        served.stop(timeout=2)
 
 
 def test_at_the_limit_a_newcomer_takes_the_place_of_the_slowest_address_s_oldest():
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=20, max_handshakes=4,
-                             request_timeout=30, handler_class=handler_class(60, 30),
-                             log=None, error_log=None)
-    served.start()
-    try:
+    with serving(4, request_timeout=30, max_connections=20) as served:
         slow = [connect(served, HALF, "127.0.0.2") for _ in range(10)]  # heads begun
         silent = [connect(served, None, "127.0.0.2") for _ in range(10)]
         wait_for(lambda: served.open == 20)
@@ -198,8 +193,6 @@ def test_at_the_limit_a_newcomer_takes_the_place_of_the_slowest_address_s_oldest
         for sock in [*slow, *silent, *newcomers, one_more]:
             sock.close()
         wait_for(lambda: served.open == 0)
-    finally:
-        served.stop(timeout=2)
 
 
 def _dribble(served, chunks, pace=0.2):
@@ -222,11 +215,7 @@ def test_a_request_head_or_body_sent_slowly_is_cut_off_at_its_deadline():
     """Each line well within the per-read timeout, the whole past the deadline: a 408,
     long before the request would have been complete (issue 35: one header line
     every 8 s kept a connection open for ever)."""
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=4,
-                             request_timeout=1, handler_class=handler_class(60, 1),
-                             log=None, error_log=None)
-    served.start()
-    try:
+    with serving(4, request_timeout=1) as served:
         head = [b"GET / HTTP/1.1\r\n"] + [b"X-Slow-%d: 1\r\n" % n for n in range(100)] + [b"\r\n"]
         reply, sent = _dribble(served, head)
         assert reply.startswith(b"HTTP/1.1 408") and sent < 20, (reply[:40], sent)
@@ -235,8 +224,6 @@ def test_a_request_head_or_body_sent_slowly_is_cut_off_at_its_deadline():
         reply, sent = _dribble(served, body)
         assert sent < 20, sent
         wait_for(lambda: served.open == 0)
-    finally:
-        served.stop(timeout=2)
 
 
 def test_a_head_s_deadline_counts_from_its_first_byte_but_what_came_in_time_is_read():
@@ -244,11 +231,7 @@ def test_a_head_s_deadline_counts_from_its_first_byte_but_what_came_in_time_is_r
     waited longer than REQUEST_TIMEOUT is answered; one begun and never finished is
     cut off as soon as it is served, its deadline being past (helper run: slow heads
     that waited in line lived 40 s against a 10 s REQUEST_TIMEOUT)."""
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=1,
-                             request_timeout=1, handler_class=handler_class(60, 1),
-                             log=None, error_log=None)
-    served.start()
-    try:
+    with serving(1, request_timeout=1) as served:
         first = connect(served, HALF)  # holds the slot until its deadline, 1 s
         wait_for(lambda: len(served.handshakes) == 1)
         begun = connect(served, HALF)  # waits in line with a head begun
@@ -260,18 +243,12 @@ def test_a_head_s_deadline_counts_from_its_first_byte_but_what_came_in_time_is_r
         for sock in (first, begun, whole):
             sock.close()
         wait_for(lambda: served.open == 0)
-    finally:
-        served.stop(timeout=2)
 
 
 def test_a_head_in_at_accept_that_waits_in_line_has_its_deadline_from_then():
     """The same for connections whose first bytes were in before they were accepted,
     lined up at once (bench/abuse.py found them living 30 s in line plus 10 s)."""
-    served = AdmittingServer(("127.0.0.1", 0), app, max_connections=500, max_handshakes=1,
-                             request_timeout=2, handler_class=handler_class(60, 2),
-                             log=None, error_log=None)
-    served.start()
-    try:
+    with serving(1, request_timeout=2) as served:
         first = connect(served, HALF)  # holds the slot until its deadline, 2 s
         wait_for(lambda: len(served.handshakes) == 1)
         served.stop_accepting()  # what these send is in before they are accepted
@@ -287,5 +264,3 @@ def test_a_head_in_at_accept_that_waits_in_line_has_its_deadline_from_then():
         for sock in (first, begun, whole):
             sock.close()
         wait_for(lambda: served.open == 0)
-    finally:
-        served.stop(timeout=2)
