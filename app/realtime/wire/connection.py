@@ -56,7 +56,8 @@ class Connection(MessageReader):
     """
 
     __slots__ = ("socket", "sock", "raw", "writer", "watcher", "buffer", "parts", "opcode",
-                 "closed", "ended", "paused", "heard", "release", "silences", "timeout")
+                 "closed", "ended", "paused", "heard", "release", "silences", "timeout",
+                 "__weakref__")  # the silences wheel holds it weakly (pings.py)
 
     def __init__(self, socket, sock, writer, release, silences, timeout):
         self.socket = socket

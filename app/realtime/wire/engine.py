@@ -21,7 +21,12 @@ process. Through python-engineio's own extension points:
   ``max_http_buffer_size`` is answered 413 after its body has been read off
   (up to a bound), and its session closed without waiting; python-engineio
   closed the session waiting for its queue to be written, which with no GET
-  waiting never happens: the client got no answer at all.
+  waiting never happens: the client got no answer at all. And a long-polling
+  session a POST closed (the client's CLOSE packet, a refused payload) is
+  forgotten at once: python-engineio dropped it from ``sockets`` only at the
+  client's next GET, which after a close never comes, or when its service task
+  next swept past it (up to a ping timeout later), so that under churn
+  thousands of ended sessions stayed alive (bench/churn.py, issue 35).
 """
 import urllib.parse
 
@@ -65,7 +70,7 @@ class EngineIO(engineio.Server):
         seconds; one per timeout, as a Wheel needs one delay for all its items."""
         wheel = self._silences.get(timeout)
         if wheel is None:
-            wheel = self._silences[timeout] = Wheel(check_silence)
+            wheel = self._silences[timeout] = Wheel(check_silence, weak=True)
         return wheel
 
     def create_queue(self, *args, **kwargs):
@@ -94,8 +99,18 @@ class EngineIO(engineio.Server):
             except ValueError:
                 length = 0
             if length > self.max_http_buffer_size:
-                return self._too_large(environ, start_response, length)
+                response = self._too_large(environ, start_response, length)
+            else:
+                response = super().handle_request(environ, start_response)
+            self._forget_if_closed(environ)
+            return response
         return super().handle_request(environ, start_response)
+
+    def _forget_if_closed(self, environ):
+        sid = urllib.parse.parse_qs(environ.get("QUERY_STRING", "")).get("sid", [None])[0]
+        socket = self.sockets.get(sid)
+        if socket is not None and socket.closed:
+            del self.sockets[sid]
 
     def _too_large(self, environ, start_response, length):
         body = environ["wsgi.input"]

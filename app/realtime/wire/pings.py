@@ -6,9 +6,15 @@ stack) per idle connection. Every connection waits the same interval, so a
 FIFO of due times is already in due order, and one greenlet can walk it.
 The same holds for any fixed delay, such as the time a new connection has to
 join Herald's namespace (app/realtime/server.py).
+
+A wheel of connections holds them weakly: a connection that ended is freed at
+once, not kept (with its queue, buffers and session) until its turn comes up
+to 25 s later, which under churn was ``sessions/s x 25 s`` ended connections
+alive at any moment (bench/churn.py, issue 35).
 """
 import collections
 import time
+import weakref
 
 import gevent
 from engineio import packet as eio_packet
@@ -17,15 +23,17 @@ from engineio import packet as eio_packet
 class Wheel:
     """Calls ``action(item)`` ``delay`` seconds after ``schedule(item, delay)``, for
     many items, from one greenlet that exists only while something is due.
-    ``delay`` must be the same for every item (that is what keeps the FIFO in order)."""
+    ``delay`` must be the same for every item (that is what keeps the FIFO in order).
+    ``weak``: hold items by weak reference, and skip those gone by their turn."""
 
-    def __init__(self, action):
+    def __init__(self, action, weak=False):
         self.action = action
-        self.due = collections.deque()  # (monotonic due time, item), in due order
+        self.weak = weak
+        self.due = collections.deque()  # (monotonic due time, item or weakref), in due order
         self.runner = None
 
     def schedule(self, item, delay):
-        self.due.append((time.monotonic() + delay, item))
+        self.due.append((time.monotonic() + delay, weakref.ref(item) if self.weak else item))
         if self.runner is None:
             self.runner = gevent.spawn(self._run)
 
@@ -35,7 +43,10 @@ class Wheel:
                 now = time.monotonic()
                 while self.due and self.due[0][0] <= now:
                     _at, item = self.due.popleft()
-                    self.action(item)
+                    if self.weak:
+                        item = item()
+                    if item is not None:
+                        self.action(item)
                     # else the last one stays referenced from this frame while it sleeps
                     item = None
                 if self.due:
@@ -55,7 +66,7 @@ class PingWheel(Wheel):
     """Sends the pings that python-engineio's ``Socket._send_ping`` would."""
 
     def __init__(self):
-        super().__init__(_ping)
+        super().__init__(_ping, weak=True)
 
     def schedule(self, socket, delay=None):
         """Ping ``socket`` one ping interval from now (what ``_send_ping`` sleeps)."""

@@ -145,3 +145,20 @@ def test_ended_sessions_leave_no_reference_cycles(server):
     left = {kind: count - before.get(kind, 0) for kind, count in after.items()
             if kind.startswith(WATCHED) and count > before.get(kind, 0)}
     assert left == {}, f"{7 * SESSIONS} ended sessions left these in reference cycles: {left}"
+
+
+def test_ended_sessions_are_let_go_at_once_not_a_ping_interval_later(server):
+    """The ping and silence wheels hold connections weakly, and a long-polling session
+    closed by its POST is forgotten at once: before, every ended session stayed alive
+    until its next ping was due (25 s), or python-engineio's service task swept past
+    it, which under churn was thousands of them (bench/churn.py, issue 35)."""
+    sessions = Sessions(server, server.token("ann", "ann-password"))
+    for _ in range(5):
+        sessions.joined_then_reset()
+        sessions.never_joined_then_reset()
+        sessions.joined_then_closed()
+        sessions.long_polling()
+    # Well inside the 25 s ping interval; one socket may stay in python-engineio's
+    # service task's loop variable until its next pass.
+    wait_until(lambda: (lambda now: now["sessions"] == 0 and now["alive"] <= 1)(server.census()),
+               timeout=10, interval=0.2, message="every ended session let go")

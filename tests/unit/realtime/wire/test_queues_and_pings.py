@@ -4,6 +4,7 @@ They run under gevent in the web process; here gevent's greenlets run them
 in the test process (no monkey-patching needed for these).
 """
 import time
+import weakref
 
 import gevent
 from engineio import packet as eio_packet
@@ -110,3 +111,16 @@ def test_the_wheel_pings_each_socket_once_per_interval_and_skips_closed_ones():
     assert alive.packets == [eio_packet.PING] and gone.packets == []
     assert alive.last_ping >= started
     assert wheel.runner is None and not wheel.due  # nothing left to do: no greenlet
+
+
+def test_the_wheel_holds_its_sockets_weakly_so_an_ended_one_is_freed_at_once():
+    wheel = PingWheel()
+    alive, gone = FakeSocket(interval=0.05), FakeSocket(interval=0.05)
+    wheel.schedule(alive)
+    wheel.schedule(gone)
+    watch = weakref.ref(gone)
+    del gone  # the connection ended and let go of its socket: nothing else may hold it
+    assert watch() is None
+    wheel.runner.join(timeout=5)
+    assert alive.packets == [eio_packet.PING]
+    assert wheel.runner is None and not wheel.due
