@@ -83,7 +83,7 @@ def web_snapshot(app):
     relay = app.extensions["herald.relay"]
     return {
         "connected_clients": len(sio.eio.sockets),
-        "deliveries": sio.deliveries,
+        "deliveries": sio.fanout.deliveries,
         "notifications_relayed": relay.delivered,
         "redis_reconnects": relay.follower.reconnects,
         "relay_connected": int(relay.follower.connected),
@@ -98,9 +98,9 @@ def web_snapshot(app):
         "sse_deliveries": app.extensions["herald.streams"].delivered,
         "sse_shed": app.extensions["herald.streams"].shed,
         "sse_direct": app.extensions["herald.streams"].written,
-        "batch_size": sio.batch_sizes.state(),
+        "batch_size": sio.fanout.batch_sizes.state(),
         "relay_lag": relay.lag.state(),
-        **_recent(app, sio.deliveries + app.extensions["herald.streams"].delivered, relay.lag),
+        **_recent(app, sio.fanout.deliveries + app.extensions["herald.streams"].delivered, relay.lag),
         "at": time.time(),
     }
 

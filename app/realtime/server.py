@@ -1,7 +1,8 @@
 """``HeraldServer``: python-socketio's Server with Herald's policies.
 
-- **Fan-out** (fanout.py): notifications reach their clients as the JSON
-  Redis gave, in frames built once.
+- **Fan-out** (wire/fanout.py, the server's ``fanout``): notifications reach
+  their clients as the JSON Redis gave, in frames built once; it keeps its own
+  figures (``fanout.deliveries``, ``fanout.batch_sizes``).
 - **Slow clients are shed**: every connection's outgoing queue is bounded
   (wire/queues.py); a client with ``max_queue`` packets (or that many
   notifications) waiting is cut off: its queue is emptied, freeing the
@@ -20,14 +21,15 @@
   closed (a socket that only answers pings holds a slot for nothing).
 
 The Engine.IO server under it is Herald's own (wire/engine.py), chosen
-through python-socketio's ``_engineio_server_class`` hook.
+through python-socketio's ``_engineio_server_class`` hook and built by
+python-socketio with the options it does not know: here ``max_queue``,
+``allowed_hosts`` and ``on_overflow`` (this server's ``shed``).
 """
 import logging
 import socket as sockets
 
 import socketio
 
-from app.ops.histogram import BATCH_BUCKETS, Histogram
 from app.realtime.budgets import TokenBucket
 from app.realtime.rooms import NAMESPACE
 from app.realtime.wire import EngineIO, Wheel
@@ -38,26 +40,33 @@ log = logging.getLogger(__name__)
 CLIENT_EVENTS = frozenset({"subscribe", "unsubscribe", "read", "presence"})  # all a client may emit
 
 
-class HeraldServer(FanOut, socketio.Server):
-    """See the module. ``max_queue``: packets (or notifications) that may wait for one client."""
+class HeraldServer(socketio.Server):
+    """See the module. ``max_queue``: packets (or notifications) that may wait for one
+    client; ``allowed_hosts``: the Host names its Engine.IO server answers (ALLOWED_HOSTS,
+    None: any); ``options``: python-socketio's and python-engineio's."""
 
     def __init__(self, max_queue=1000, message_rate=20, message_burst=100, join_timeout=10,
-                 **options):
-        super().__init__(**options)
+                 allowed_hosts=None, **options):
+        # python-socketio builds the EngineIO (engine.py) with the options it does not know.
+        super().__init__(max_queue=max_queue, on_overflow=self.shed, allowed_hosts=allowed_hosts,
+                         **options)
+        self.fanout = FanOut(self.manager, self.eio, max_queue, self.shed)
         self.join_timeout = join_timeout
         self.joins = Wheel(self._check_joined)
         self.join_timeouts = 0
-        self.max_queue = max_queue
         self.message_rate, self.message_burst = message_rate, message_burst
         self.budgets = {}  # eio sid -> TokenBucket
         self.abusive_disconnects = 0
-        self.eio.max_queue = max_queue
-        self.eio.on_overflow = self.shed
         self.slow_disconnects = 0
         self.refused = 0  # clients disconnected for binary, reserved or malformed packets
-        self.deliveries = 0  # notifications handed to clients, one per client
-        self.batch_sizes = Histogram(BATCH_BUCKETS)
-        self.waiting = {}  # eio sid -> its NotificationPacket last put in its queue
+
+    def fan_out_many(self, namespace, batch):
+        """What the relay hands on, to the clients that should have it (``fanout``)."""
+        self.fanout.fan_out_many(namespace, batch)
+
+    def send_page(self, namespace, sid, texts):
+        """A replay's page to one client (``fanout``)."""
+        self.fanout.send_page(namespace, sid, texts)
 
     @property
     def refused_packets(self):
@@ -115,7 +124,7 @@ class HeraldServer(FanOut, socketio.Server):
             self.cut_off(eio_sid, f"it did not join {NAMESPACE} within {self.join_timeout} s")
 
     def _handle_eio_disconnect(self, eio_sid, reason):
-        self.waiting.pop(eio_sid, None)
+        self.fanout.forget(eio_sid)
         self.budgets.pop(eio_sid, None)
         super()._handle_eio_disconnect(eio_sid, reason)
 
@@ -136,7 +145,7 @@ class HeraldServer(FanOut, socketio.Server):
             return
         self.slow_disconnects += 1
         log.warning("client %s has %d packets waiting (bound %d): disconnecting it",
-                    socket.sid, socket.queue.qsize(), self.max_queue)
+                    socket.sid, socket.queue.qsize(), self.eio.max_queue)
         socket.queue.clear()
         socket.close(wait=False, abort=True)
         writer = getattr(socket, "lean_writer", None)  # a websocket's, see wire/

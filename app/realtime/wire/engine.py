@@ -8,8 +8,8 @@ process. Through python-engineio's own extension points:
 
 - ``create_queue()`` (public): every connection's outgoing queue is a
   :class:`~.queues.BoundedQueue` of ``max_queue`` packets; past it,
-  ``on_overflow(socket)`` is called (the Socket.IO layer cuts the client
-  off) instead of the queue growing;
+  ``on_overflow(socket)`` is called (the Socket.IO server passes its
+  ``shed``, which cuts the client off) instead of the queue growing;
 - the server's own driver table ``_async`` (a copy; python-engineio shares
   one module-wide table between all its servers): its ``websocket`` entry
   is :class:`~.websocket.LeanWebSocket`;
@@ -51,19 +51,23 @@ def _websocket_driver(handler, server):
 
 
 class EngineIO(engineio.Server):
-    """See the module. ``max_queue``: packets that may wait for one client."""
+    """See the module. ``max_queue``: packets that may wait for one client;
+    ``on_overflow(socket)``: called for a client with that many waiting (None: its
+    queue is emptied); ``allowed_hosts``: the Host names answered (ALLOWED_HOSTS,
+    see app/web/hosts.py; None: any host); the rest is python-engineio's.
+    Usage: ``EngineIO(async_mode="gevent", max_queue=1000, on_overflow=shed)``."""
 
-    max_queue = 1000
-
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, max_queue=1000, on_overflow=None, allowed_hosts=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.max_queue = max_queue
+        self.on_overflow = on_overflow
+        self.allowed_hosts = allowed_hosts
         self.lean = self.async_mode == "gevent"  # else built for the CLI or tests, not served
         if self.lean:
             self._async = dict(self._async, websocket=_websocket_driver)
         self.pings = PingWheel()
         self._silences = {}  # websocket timeout (s) -> the Wheel checking connections' silence
         self.refused_packets = 0  # malformed Engine.IO packets (counted by websocket.serve)
-        self.on_overflow = None   # set by the Socket.IO server: called with the socket
 
     def silences(self, timeout):
         """The Wheel that drops websockets (connection.py) silent for ``timeout``
@@ -87,8 +91,6 @@ class EngineIO(engineio.Server):
                 else:
                     queue.clear()
                 return
-
-    allowed_hosts = None  # ALLOWED_HOSTS, set by app/web/security.py (None: any host)
 
     def handle_request(self, environ, start_response):
         if self.allowed_hosts is not None and not hosts.allowed_request(environ, self.allowed_hosts):

@@ -11,10 +11,17 @@ the queue: one ``notifications`` frame instead of many, so a busy client
 costs fewer frames and system calls, and an idle one gets each notification
 at once, alone, as ``notification``.
 
+:class:`FanOut` is an object of its own, held by HeraldServer as ``fanout``
+(server.py): it reads the Socket.IO manager's rooms and the Engine.IO server's
+``sockets``, keeps its own state (the packet waiting for each busy client,
+the ``deliveries`` and ``batch_sizes`` figures app/ops/metrics.py reports),
+and hands a client too slow to keep to the ``shed`` it was given.
+
 What the relay hands on together (a batch) is fanned out together: an idle
 client gets one frame with all of the batch's notifications that are for it,
 and that frame is built once for every client that gets the same ones.
 """
+from app.ops.histogram import BATCH_BUCKETS, Histogram
 from app.realtime.wire import NotificationPacket
 from app.realtime.wire.frames import notifications_frame
 
@@ -22,7 +29,27 @@ MERGE_MAX = 50  # notifications one frame may carry
 
 
 class FanOut:
-    """Mixed into HeraldServer: the fan-out loop, and merging for busy clients."""
+    """The fan-out loop, and merging for busy clients (see the module).
+
+    ``manager``: the Socket.IO server's client manager (who is in which room);
+    ``eio``: its Engine.IO server (the connections, by Engine.IO sid);
+    ``max_queue``: notifications that may wait for one client; ``shed(socket)``:
+    called for a client with that many waiting (the server cuts it off).
+    Usage: ``FanOut(sio.manager, sio.eio, 1000, sio.shed).fan_out_many(namespace, batch)``.
+    """
+
+    def __init__(self, manager, eio, max_queue, shed):
+        self.manager = manager
+        self.eio = eio
+        self.max_queue = max_queue
+        self.shed = shed
+        self.deliveries = 0  # notifications handed to clients, one per client
+        self.batch_sizes = Histogram(BATCH_BUCKETS)
+        self.waiting = {}  # eio sid -> its NotificationPacket last put in its queue
+
+    def forget(self, eio_sid):
+        """A client's connection ended: nothing waits for it any more."""
+        self.waiting.pop(eio_sid, None)
 
     def fan_out(self, namespace, rooms, text, skip=None):
         """Send one notification (``text``: its JSON) to every connection in ``rooms``,
