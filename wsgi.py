@@ -61,7 +61,7 @@ def serve():
     host = settings.get("HOST")
     port = settings.port()
     tune_garbage_collection()
-    built = app.extensions["herald.services"]
+    built = services.of(app)
     relay, presence = built.relay, built.presence
     relay.start()
     for name, loop, args in services.background_loops(app, built):
@@ -79,10 +79,10 @@ def serve():
                              config["MAX_CONNECTIONS_PER_ADDRESS"],
                              max_handshakes=config["MAX_HANDSHAKES"],
                              request_timeout=config["REQUEST_TIMEOUT"],
+                             # A websocket Herald refuses gets its 400, not a 101.
+                             pre_start_hook=built.upgrade_refusal,
                              handler_class=handler, log=access_log)
-    app.extensions["herald.server"] = server
-    server.pre_start_hook = app.extensions["herald.upgrade_refusal"]  # 400, not 101, if refused
-    built.namespace.web_server = server  # a connect answered frees its handshake slot
+    built.metrics.server = server  # its connection figures, in /metrics
 
     def shutdown():
         log.info("stopping")

@@ -48,12 +48,10 @@ def create_app(config=None):
     client_files.init_app(app)
     extensions.csrf.exempt(api_bp)
     rate_limits.init_app(app, api_bp)
-    webhook_figures.init_app(app)
+    webhook_figures.init_app(built)
 
-    security.check_hosts(app, built.sio.eio)  # Flask's requests here, Socket.IO's in its server
+    security.check_hosts(app)  # Flask's requests here, Socket.IO's in its server (services.py)
     services.mount_socketio(app, built)
     security.trust_proxies(app)
-    # The server's pre_start_hook (wsgi.py): a websocket Herald refuses gets its 400.
-    app.extensions["herald.upgrade_refusal"] = security.upgrade_refusal(app, built.sio.eio)
     commands.init_app(app)
     return app

@@ -1,5 +1,7 @@
 """The long-lived objects of a web process, built in one place, each given its
-collaborators when it is made; nothing is filled in afterwards.
+collaborators when it is made; nothing is filled in afterwards (the HTTP
+server, made by whoever serves the app, tells the app it serves through each
+request's environ: app/realtime/wire/admission.py).
 
 Read top-down it is the wiring diagram of the real-time path::
 
@@ -7,26 +9,30 @@ Read top-down it is the wiring diagram of the real-time path::
            ├─ Presence (who is online)
            └─ LiveFollower (herald:live)
                  ├─ ReplaySeam ─┬─ NotificationsNamespace ─┐
-                 │              └─ StreamHub (SSE)         ├─ Relay ── HeraldServer
+                 │  (Recent)    └─ StreamHub (SSE)         ├─ Relay ── HeraldServer
+                 ├─ RedisWatch ────────────────────────────┤
                  └─────────────────────────────────────────┘
 
 :func:`build` makes them from the app's config; :func:`background_loops` lists
-what a serving process runs beside them (``wsgi.serve`` starts each). Flask
-views reach them through ``app.extensions`` (``herald.<name>``), set once by
-:func:`install`.
+what a serving process runs beside them (``wsgi.serve`` starts each). Code
+with an app reaches them through :func:`of` (``of(app).relay``), views through
+``app.web.extensions.herald()``: one typed accessor, set once by :func:`install`.
+docs/architecture.md draws the whole.
 """
+import functools
 import logging
 from typing import NamedTuple
 
 import socketio
 
-from app.ops.metrics import keep_snapshots, process_label
+from app.ops.metrics import Figures, HeraldCollector, keep_snapshots, process_label, register
 from app.realtime.batched_reads import BatchedReads
 from app.realtime.budgets import ReadCoalescer
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.origins import origin_check
 from app.realtime.presence import Presence
 from app.realtime.recent import MAX_ENTRIES, Recent
+from app.realtime.redis_watch import RedisWatch
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
 from app.realtime.server import HeraldServer
@@ -35,14 +41,20 @@ from app.realtime.streams import StreamHub
 from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
 from app.redis_client import connect
+from app.spark.launcher import Runs
 from app.stream.follow import LiveFollower
 from app.stream.publish import Bus
+from app.stream.topics import TopicCounts
 from app.users import archive_and_snooze
 from app.web.auth.api_keys import KnownKeys
 from app.web.auth.bearer import TokenVerifier
 from app.web.auth.host_tokens import ConfigError, HostTokens
+from app.web.security import allowed_hosts, upgrade_refusal
 
 log = logging.getLogger("herald.services")
+
+PAGE_REDIS_TIMEOUT = 1.5  # seconds a page waits on Redis, to connect or for an answer
+PAGE_REDIS_CONNECTIONS = 20
 
 
 class Services(NamedTuple):
@@ -60,6 +72,17 @@ class Services(NamedTuple):
     streams: StreamHub
     namespace: NotificationsNamespace
     relay: Relay
+    redis_watch: RedisWatch  # whether this process reaches Redis, told to the browsers
+    page_redis: object   # the pages' own Redis client: short timeouts, a small pool
+    upgrade_refusal: object  # gevent-websocket's pre_start_hook (app/web/security.py)
+    metrics: object      # this process's metrics state (app/ops/metrics.py: Figures)
+    spark_runs: Runs     # the Spark jobs this process started (app/spark/launcher.py)
+    topic_counts: TopicCounts  # the topics' counts /api/topics answers, cached a while
+
+
+def of(app):
+    """The Services of ``app`` (a Flask app create_app built)."""
+    return app.extensions["herald"]
 
 
 def async_mode():
@@ -103,6 +126,7 @@ def build(config):
         async_mode=mode,
         json=fastjson,
         cors_allowed_origins=origin_check(config["SOCKETIO_ORIGINS"]),
+        allowed_hosts=allowed_hosts(config),  # Host names Socket.IO's requests may name
         max_http_buffer_size=100_000,
         client_manager=IndexedManager(),  # a disconnect costs its own rooms, not everyone's
     )
@@ -112,8 +136,10 @@ def build(config):
     admission = Admission(config["ADMIT_RATE"], config["ADMIT_BURST"], config["REPLAY_CONCURRENCY"],
                           config["REPLAY_QUEUE"], sio.eio.create_event,
                           sessions_per_address=config["MAX_SESSIONS_PER_ADDRESS"])
-    follower = LiveFollower(client, config["REDIS_URL"], name="relay")
-    seam = ReplaySeam(follower, Recent(min(MAX_ENTRIES, config["HISTORY_MAX"])))
+    recent = Recent(min(MAX_ENTRIES, config["HISTORY_MAX"]))
+    follower = live_follower(client, config["REDIS_URL"], recent)
+    seam = ReplaySeam(follower, recent)
+    watch = RedisWatch(sio, follower)
     streams = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"], presence)
     # A connect's reads (its user, its subscriptions) go to Redis with those of every
     # connect at the same moment, in one pipeline (batched_reads.py).
@@ -121,20 +147,35 @@ def build(config):
     namespace = NotificationsNamespace(
         client, tokens.reading_through(connect_reads), config["MAX_SUBSCRIPTIONS"], presence,
         seam, reads=ReadCoalescer(client, sio.start_background_task, sio.eio.create_event),
-        admission=admission, connect_reads=connect_reads)
+        admission=admission, connect_reads=connect_reads, redis_watch=watch)
     sio.register_namespace(namespace)
-    relay = Relay(sio, follower, seam, namespace, streams)
-    return Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,
-                    api_keys=KnownKeys(), presence=presence, sio=sio, admission=admission,
-                    follower=follower, seam=seam, streams=streams, namespace=namespace, relay=relay)
+    relay = Relay(sio, follower, seam, namespace, streams, watch)
+    # The pages' reads: their own small pool with short timeouts, so that a slow
+    # Redis shows a page's error at once, not a request held (app/web/pages/routes.py).
+    page_redis = connect(config["REDIS_URL"], socket_timeout=PAGE_REDIS_TIMEOUT,
+                         socket_connect_timeout=PAGE_REDIS_TIMEOUT,
+                         max_connections=PAGE_REDIS_CONNECTIONS)
+    built = Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,
+                     api_keys=KnownKeys(), presence=presence, sio=sio, admission=admission,
+                     follower=follower, seam=seam, streams=streams, namespace=namespace,
+                     relay=relay, redis_watch=watch, page_redis=page_redis,
+                     upgrade_refusal=upgrade_refusal(config, sio.eio), metrics=Figures(),
+                     spark_runs=Runs(), topic_counts=TopicCounts())
+    register(built, HeraldCollector(built))  # this process's figures, and every process's
+    return built
+
+
+def live_follower(client, redis_url, recent):
+    """The relay's follower of herald:live. Where it starts, ``recent`` (the window
+    replays read) is filled back from the stream up to that position (one read), so
+    that it is complete from there on."""
+    return LiveFollower(client, redis_url, name="relay",
+                        on_start=functools.partial(recent.backfill, client))
 
 
 def install(app, services):
-    """Make ``services`` the app's: ``app.extensions["herald.services"]``, and each one
-    as ``app.extensions["herald.<name>"]`` for the views."""
-    app.extensions["herald.services"] = services
-    for name, value in services._asdict().items():
-        app.extensions[f"herald.{name}"] = value
+    """Make ``services`` the app's (:func:`of`)."""
+    app.extensions["herald"] = services
 
 
 def mount_socketio(app, services):
@@ -152,7 +193,7 @@ def background_loops(app, services):
 
     return [
         # This process's figures, for /metrics and the Operations page.
-        ("metrics snapshots", keep_snapshots, (app, running)),
+        ("metrics snapshots", keep_snapshots, (services, running)),
         # Snoozed notifications come back when due, even across restarts (their
         # times are in Redis; every web process looks, one wakes each).
         ("snooze waker", archive_and_snooze.keep_waking, (services.redis, running)),

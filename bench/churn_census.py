@@ -36,6 +36,7 @@ from engineio.socket import Socket as EngineSocket  # noqa: E402
 from gevent.server import StreamServer  # noqa: E402
 
 from app.realtime.wire.connection import Connection  # noqa: E402
+from app.services import of as of_app  # noqa: E402
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -134,8 +135,8 @@ def big_containers(objects):
 
 
 def census(collect):
-    engine = wsgi.app.extensions["herald.services"].sio.eio
-    sio = wsgi.app.extensions["herald.services"].sio
+    engine = of_app(wsgi.app).sio.eio
+    sio = of_app(wsgi.app).sio
     objects = gc.get_objects()
     types = collections.Counter(_name(o) for o in objects)
     alive = {"connections": sum(1 for o in objects if isinstance(o, Connection)),

@@ -6,15 +6,15 @@ error and a non-zero exit, never a traceback.
 import time
 
 import click
-from flask import current_app
 
 from app.redis_client import UNAVAILABLE
 from app.users import accounts
+from app.web import extensions
 
 
 def redis():
     """The app's Redis client."""
-    return current_app.extensions["herald.redis"]
+    return extensions.herald().redis
 
 
 def fail(message):

@@ -2,7 +2,6 @@
 import sys
 
 import click
-from flask import current_app
 from flask.cli import with_appcontext
 
 from app.cli.common import fail
@@ -10,6 +9,7 @@ from app.stream import envelope as rules
 from app.stream import strict_json
 from app.stream.envelope import KINDS, SEVERITIES, EnvelopeError
 from app.stream.publish import BusUnavailable, IdempotencyConflict
+from app.web import extensions
 
 
 @click.command("notify")
@@ -50,7 +50,7 @@ def notify(topic, title, from_stdin, body, severity, kind, user, data_json, corr
             fail(f"--data: {exc}")
     envelope = {k: v for k, v in envelope.items() if v is not None}
     try:
-        published = current_app.extensions["herald.bus"].publish_envelope(
+        published = extensions.herald().bus.publish_envelope(
             envelope, idempotency_key)
     except (EnvelopeError, BusUnavailable, IdempotencyConflict) as exc:
         fail(str(exc))
@@ -83,7 +83,7 @@ def _notify_lines(stream, idempotency_key):
         except EnvelopeError as exc:
             fail(f"line {number}: {exc}")
         envelopes.append(envelope)
-    bus = current_app.extensions["herald.bus"]
+    bus = extensions.herald().bus
     for start in range(0, len(envelopes), 100):
         key = f"{idempotency_key}:batch-{start // 100}" if idempotency_key else None
         try:

@@ -77,10 +77,23 @@ SERVER_FIGURES = {"connections_refused": "refused", "handshakes_waited": "slot_w
                   "connections_evicted": "evicted"}
 
 
-def web_snapshot(app):
-    """This web process's figures, as plain numbers."""
-    sio = app.extensions["herald.sio"]
-    relay = app.extensions["herald.relay"]
+class Figures:
+    """A web process's metrics state, made with its services (app/services.py):
+    ``registry``, what ``/metrics`` reads (Herald's collector and each package's:
+    :func:`register`); ``recent``, the last window of :func:`_recent`; and
+    ``server``, the HTTP server whose connection figures it reports, given by
+    whoever serves the app once it is made (wsgi.serve; None in a process that
+    does not serve, as the CLI's and the tests')."""
+
+    def __init__(self):
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.recent = None
+        self.server = None
+
+
+def web_snapshot(services):
+    """This web process's figures, as plain numbers (``services``: app/services.py's)."""
+    sio, relay, streams = services.sio, services.relay, services.streams
     return {
         "connected_clients": len(sio.eio.sockets),
         "deliveries": sio.fanout.deliveries,
@@ -90,17 +103,16 @@ def web_snapshot(app):
         "slow_client_disconnects": sio.slow_disconnects,
         "abusive_disconnects": sio.abusive_disconnects,
         "join_timeouts": sio.join_timeouts,
-        **{name: getattr(app.extensions.get("herald.server"), attr, 0)
-           for name, attr in SERVER_FIGURES.items()},
+        **{name: getattr(services.metrics.server, attr, 0) for name, attr in SERVER_FIGURES.items()},
         # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
-        **app.extensions["herald.admission"].figures(),
-        "sse_streams": len(app.extensions["herald.streams"]),
-        "sse_deliveries": app.extensions["herald.streams"].delivered,
-        "sse_shed": app.extensions["herald.streams"].shed,
-        "sse_direct": app.extensions["herald.streams"].written,
+        **services.admission.figures(),
+        "sse_streams": len(streams),
+        "sse_deliveries": streams.delivered,
+        "sse_shed": streams.shed,
+        "sse_direct": streams.written,
         "batch_size": sio.fanout.batch_sizes.state(),
         "relay_lag": relay.lag.state(),
-        **_recent(app, sio.fanout.deliveries + app.extensions["herald.streams"].delivered, relay.lag),
+        **_recent(services.metrics, sio.fanout.deliveries + streams.delivered, relay.lag),
         "at": time.time(),
     }
 
@@ -108,12 +120,12 @@ def web_snapshot(app):
 RECENT_MIN = 1.0  # seconds: a window shorter than this keeps the last figures
 
 
-def _recent(app, deliveries, lag):
+def _recent(figures_, deliveries, lag):
     """Deliveries a second and the relay's p99 lag (a bucket's upper bound) since
     the previous snapshot, for the operations console: totals since start hide
     what happens now."""
     now = time.monotonic()
-    last = app.extensions.get("herald.metrics.recent")
+    last = figures_.recent
     if last is not None and now - last["t"] < RECENT_MIN:
         return last["figures"]
     figures = {"deliveries_per_second": 0.0, "relay_lag_p99": None, "relay_lag_p99_over": False}
@@ -130,21 +142,21 @@ def _recent(app, deliveries, lag):
                     figures["relay_lag_p99"] = bound if bound is not None else lag.bounds[-1]
                     figures["relay_lag_p99_over"] = bound is None
                     break
-    app.extensions["herald.metrics.recent"] = {"t": now, "deliveries": deliveries,
-                                               "lag": list(lag.counts), "figures": figures}
+    figures_.recent = {"t": now, "deliveries": deliveries, "lag": list(lag.counts),
+                       "figures": figures}
     return figures
 
 
-def save_snapshot(app):
-    client = app.extensions["herald.redis"]
-    client.set(WEB_PREFIX + process_label(), orjson.dumps(web_snapshot(app)), ex=SNAPSHOT_TTL)
+def save_snapshot(services):
+    services.redis.set(WEB_PREFIX + process_label(), orjson.dumps(web_snapshot(services)),
+                       ex=SNAPSHOT_TTL)
 
 
-def keep_snapshots(app, running):
+def keep_snapshots(services, running):
     """Save this process's snapshot every SNAPSHOT_EVERY seconds while ``running()``."""
     while running():
         try:
-            save_snapshot(app)
+            save_snapshot(services)
         except UNAVAILABLE:
             pass  # Redis away: the relay reports that; try again next round
         time.sleep(SNAPSHOT_EVERY)
@@ -161,13 +173,13 @@ def _histogram(family, process, bounds, state):
 class HeraldCollector:
     """Reads every process's figures from Redis when Prometheus scrapes."""
 
-    def __init__(self, app):
-        self.app = app
+    def __init__(self, services):
+        self.services = services
 
     def collect(self):
-        client = self.app.extensions["herald.redis"]
+        client = self.services.redis
         try:
-            save_snapshot(self.app)  # this process's figures, fresh
+            save_snapshot(self.services)  # this process's figures, fresh
             keys = sorted(client.scan_iter(WEB_PREFIX + "*", count=500))
             snapshots = client.mget(keys) if keys else []
             workers = client.hgetall(METRICS_WORKERS)
@@ -176,7 +188,7 @@ class HeraldCollector:
         except UNAVAILABLE as exc:
             log.warning("metrics: Redis unreachable (%s); only this process's figures", exc)
             keys = [(WEB_PREFIX + process_label()).encode()]
-            snapshots = [orjson.dumps(web_snapshot(self.app))]
+            snapshots = [orjson.dumps(web_snapshot(self.services))]
             workers, faults, beats = {}, {}, []
         families = {
             "connected_clients": GaugeMetricFamily(
@@ -284,17 +296,8 @@ class HeraldCollector:
             pass
 
 
-def register(app, collector):
+def register(services, collector):
     """Add ``collector`` (a Prometheus collector: ``collect()`` yields metric families)
-    to the app's ``/metrics``: each package registers its own figures."""
-    app.extensions.setdefault("herald.collectors", []).append(collector)
-
-
-def registry_for(app):
-    """The registry ``/metrics`` reads: the web and worker figures, and each
-    package's registered collectors."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(HeraldCollector(app))
-    for collector in app.extensions.get("herald.collectors", ()):
-        registry.register(collector)
-    return registry
+    to the ``/metrics`` of the process of ``services``: each package registers its own
+    figures (app/services.py registers Herald's HeraldCollector)."""
+    services.metrics.registry.register(collector)

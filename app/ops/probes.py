@@ -17,7 +17,7 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.ops import heartbeats, metrics, worker_health
+from app.ops import heartbeats, worker_health
 from app.redis_client import UNAVAILABLE
 from app.web import extensions
 
@@ -30,7 +30,7 @@ def readyz():
     """200 when Redis answers, the relay follows ``herald:live`` and every role in
     ``READY_REQUIRES`` has a live heartbeat; else 503 with the reason. Workers'
     faults (the archive's disk, a digest worker's settings) are listed in ``faults``."""
-    relay = current_app.extensions.get("herald.relay")
+    relay = extensions.herald().relay
     try:
         extensions.redis().ping()
         faults = worker_health.faults(extensions.redis())
@@ -59,8 +59,7 @@ def prometheus_metrics():
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             return jsonify(error="metrics need 'Authorization: Bearer <METRICS_TOKEN>'"), 401
-    registry = current_app.extensions.setdefault("herald.metrics", metrics.registry_for(current_app))
-    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(extensions.herald().metrics.registry), mimetype=CONTENT_TYPE_LATEST)
 
 
 @bp.get("/api/openapi.json")

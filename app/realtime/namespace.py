@@ -49,7 +49,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
     def __init__(self, client, verifier, max_subscriptions, presence, seam, reads=None,
-                 admission=None, connect_reads=None):
+                 admission=None, connect_reads=None, redis_watch=None):
         super().__init__(rooms.NAMESPACE)
         self.client = client
         # What a connect reads goes through (batched_reads.py: with others of the same moment).
@@ -67,9 +67,8 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
         self.joined = {}  # sid -> the topic rooms a limited connection is in
         self.turns = {}  # sid -> its storm.Turn, while its replay waits or runs
-        self.web_server = None  # the AdmittingServer serving it (wsgi.py), if any
         self.presence = presence  # an app.realtime.presence.Presence: who is online
-        self.redis_watch = None  # the relay's RedisWatch: a connect while Redis is down hears so
+        self.redis_watch = redis_watch  # a RedisWatch: a connect while Redis is down hears so
 
     # -- connect and replay ----------------------------------------------------
 
@@ -84,7 +83,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                 per_address.leave(self.admission, address)
                 raise
         finally:  # answered: the server may open the next connection
-            handshake_opened(self.web_server, environ)
+            handshake_opened(environ)
 
     def _connect(self, sid, auth, address):
         try:

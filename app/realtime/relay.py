@@ -17,7 +17,7 @@ notifications (recent.py), from which replays read and held connections are
 handed what came meanwhile (seam.py); a connection whose replay ran ahead of
 the relay skips, up to its floor, what the replay already sent.
 
-Beside it runs its :class:`~app.realtime.redis_watch.RedisWatch`, which tells
+Beside it runs the :class:`~app.realtime.redis_watch.RedisWatch`, which tells
 the browsers when this process loses and regains Redis (``status``): a
 paused Redis leaves the subscription open and silent, so the follower alone
 would never notice. It costs nothing per notification.
@@ -28,7 +28,6 @@ import orjson
 
 from app.ops.histogram import LAG_BUCKETS, Histogram
 from app.realtime import presence, rooms
-from app.realtime.redis_watch import RedisWatch
 from app.stream import control
 from app.stream.envelope import id_key
 
@@ -40,11 +39,12 @@ REACHED_WAIT = 0.005
 class Relay:
     """Moves notifications from Redis to Socket.IO rooms, missing none."""
 
-    def __init__(self, sio, follower, seam, namespace, streams):
+    def __init__(self, sio, follower, seam, namespace, streams, watch):
         """``sio``: the HeraldServer; ``follower``: the LiveFollower of herald:live it
-        fans out from; ``seam``: the ReplaySeam whose held connections keep what is
-        delivered; ``namespace`` and ``streams`` (the StreamHub of SSE): where control
-        messages apply."""
+        fans out from (made to fill ``seam``'s window where it starts: services.py);
+        ``seam``: the ReplaySeam whose held connections keep what is delivered;
+        ``namespace`` and ``streams`` (the StreamHub of SSE): where control messages
+        apply; ``watch``: the RedisWatch it runs beside the follower."""
         self.sio = sio
         self.follower = follower
         self.seam = seam
@@ -57,19 +57,12 @@ class Relay:
         self.control.on(control.REVOKED, self._revoked)
         self.control.on(control.SUBSCRIPTIONS, self._subscriptions)
         self.running = False
-        follower.on_start = self._begin  # the window starts where the following does
         self.delivered = 0
         self.lag = Histogram(LAG_BUCKETS)  # publish (the id's time) to fan-out, per batch
         self.fanned_out = None  # the id key of the newest notification fanned out
         self.waiters = []  # (id key, event) of publishes waiting for theirs (reached)
         # Whether Redis answers, told to the browsers; the namespace tells new connections.
-        self.watch = RedisWatch(sio, follower)
-        namespace.redis_watch = self.watch
-
-    def _begin(self, position):
-        """The follower starts at ``position``: the window of recent notifications is
-        filled back from the stream up to it (one read), and complete from there."""
-        self.seam.recent.backfill(self.follower.client, position)
+        self.watch = watch
 
     def start(self):
         """Start relaying in a background greenlet (or thread, outside gevent)."""

@@ -48,7 +48,9 @@ class LiveFollower:
     in order with the notifications around it.
     """
 
-    def __init__(self, client, redis_url, name="follower"):
+    def __init__(self, client, redis_url, name="follower", on_start=None):
+        """``on_start``: called with the first position, before anything from there is
+        handed on (the relay's window of recent notifications fills up to it)."""
         self.client = client  # for stream reads (with timeouts)
         # No read timeout here: an idle channel is normal; health checks find dead links.
         self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
@@ -56,7 +58,7 @@ class LiveFollower:
         self.log = logging.getLogger(f"herald.{name}")
         self.position = None
         self.position_key = (0, 0)
-        self.on_start = None  # called with the first position, before it is followed
+        self.on_start = on_start
         self.connected = False
         self.reconnects = 0
 

@@ -83,7 +83,6 @@ def init_app(app, api_blueprint):
     limiter = Limiter(get_remote_address, app=app, headers_enabled=False, swallow_errors=True,
                       in_memory_fallback_enabled=True, key_prefix="herald:limits",
                       storage_uri=uri, storage_options=options)
-    app.extensions["herald.limiter"] = limiter
     limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
                   exempt_when=not_an_api_key, scope="apikey")(api_blueprint)
     # A request filter, not one more exemption: the limiter then skips the publish

@@ -98,8 +98,15 @@ def trust_proxies(app):
 SOCKETIO_PATH = "/socket.io/"  # where python-socketio serves (app/services.py)
 
 
-def upgrade_refusal(app, engine):
-    """gevent-websocket's ``pre_start_hook`` (the server's; wsgi.py sets it): true for a
+def allowed_hosts(config):
+    """ALLOWED_HOSTS as the checks take it: a tuple, or None for any host (``*``)."""
+    hosts_ = config["ALLOWED_HOSTS"]
+    return None if "*" in hosts_ else tuple(hosts_)
+
+
+def upgrade_refusal(config, engine):
+    """gevent-websocket's ``pre_start_hook`` (the server's: app/services.py builds it,
+    wsgi.py gives it to the AdmittingServer it makes): true for a
     websocket upgrade that Herald refuses, its ``Host`` not in ALLOWED_HOSTS or its
     ``Origin`` not one Socket.IO accepts (origins.py), as the app sees them (after
     ProxyFix when TRUSTED_PROXIES says so). gevent-websocket answers ``101 Switching
@@ -110,9 +117,9 @@ def upgrade_refusal(app, engine):
     An upgrade of any other path than Socket.IO's is served as a plain request too:
     Flask's routes take no websocket, and Werkzeug's routing answers it 400, which
     went nowhere after a 101 as well."""
-    allowed = engine.allowed_hosts  # None: any host
+    allowed = allowed_hosts(config)  # None: any host
     origins = engine.cors_allowed_origins
-    proxies = app.config["TRUSTED_PROXIES"]
+    proxies = config["TRUSTED_PROXIES"]
     # ProxyFix answers what the app it wraps answers: here, the environ it rewrote.
     forwarded = ProxyFix(lambda environ, _start: environ, x_for=proxies, x_proto=proxies,
                          x_host=proxies) if proxies else None
@@ -147,10 +154,11 @@ class HostCheck:
         return hosts.refuse(environ, start_response)
 
 
-def check_hosts(app, engine):
-    """Refuse requests for other hosts (ALLOWED_HOSTS): Flask's through HostCheck,
-    Socket.IO's through its Engine.IO server ``engine``. Before trust_proxies, so that
-    the host checked is the forwarded one when proxies are trusted."""
-    if "*" not in app.config["ALLOWED_HOSTS"]:
-        app.wsgi_app = HostCheck(app.wsgi_app, app.config["ALLOWED_HOSTS"])
-        engine.allowed_hosts = tuple(app.config["ALLOWED_HOSTS"])
+def check_hosts(app):
+    """Refuse Flask's requests for other hosts (ALLOWED_HOSTS) through HostCheck
+    (Socket.IO's Engine.IO server is given them when it is made: app/services.py).
+    Before trust_proxies, so that the host checked is the forwarded one when
+    proxies are trusted."""
+    allowed = allowed_hosts(app.config)
+    if allowed is not None:
+        app.wsgi_app = HostCheck(app.wsgi_app, allowed)

@@ -38,9 +38,9 @@ class WebhookCollector:
             pass  # the web figures say Redis is away; these come back with it
 
 
-def init_app(app):
-    """Add the webhook figures to the app's ``/metrics``."""
-    metrics.register(app, WebhookCollector(app.extensions["herald.redis"]))
+def init_app(services):
+    """Add the webhook figures to the ``/metrics`` of a web process's ``services``."""
+    metrics.register(services, WebhookCollector(services.redis))
 
 
 def families(client, workers):

@@ -25,6 +25,7 @@ from engineio.socket import Socket as EngineSocket  # noqa: E402
 from gevent.server import StreamServer  # noqa: E402
 
 from app.realtime.wire.connection import Connection  # noqa: E402
+from app.services import of as of_app  # noqa: E402
 
 
 GARBAGE = collections.Counter()  # by type, all that every census found so far
@@ -43,7 +44,7 @@ def census():
         gc.set_debug(0)
         gc.garbage.clear()
         gc.collect()
-    engine = wsgi.app.extensions["herald.services"].sio.eio
+    engine = of_app(wsgi.app).sio.eio
     alive = [o for o in gc.get_objects() if isinstance(o, WATCHED)]
     held_by = sorted({type(r).__qualname__ for o in alive for r in gc.get_referrers(o)
                       if r is not alive})

@@ -62,11 +62,15 @@ def fd_budget():
     return max(64, soft - OTHER_FDS)
 
 
-def opened(server, environ):
+SERVER = "herald.server"  # environ key: the AdmittingServer serving the request
+
+
+def opened(environ):
     """The request of ``environ`` became a long-lived connection (a Socket.IO connect
-    answered, an event stream started): its handshake slot on ``server`` (an
-    AdmittingServer, or None) is free. Keyed by the socket's peer, before any
-    ProxyFix rewrote REMOTE_ADDR."""
+    answered, an event stream started): its handshake slot on the AdmittingServer
+    serving it (none outside wsgi.py) is free. Keyed by the socket's peer, before
+    any ProxyFix rewrote REMOTE_ADDR."""
+    server = environ.get(SERVER)
     if server is not None:
         peer = environ.get("werkzeug.proxy_fix.orig") or environ
         server.handshake_done(peer.get("REMOTE_ADDR", ""), environ.get("REMOTE_PORT", ""))
@@ -77,7 +81,10 @@ class AdmittingServer(pywsgi.WSGIServer):
 
     def __init__(self, listener, application, max_connections, per_address=0, reserve=64,
                  max_handshakes=MAX_HANDSHAKES, request_timeout=REQUEST_TIMEOUT, **options):
+        """``options``: pywsgi's, and gevent-websocket's ``pre_start_hook``."""
+        self.pre_start_hook = options.pop("pre_start_hook", None)
         super().__init__(listener, application, **options)
+        self.environ[SERVER] = self  # every request's environ says who serves it: opened()
         self.max_connections = max_connections
         self.per_address = per_address
         self.reserve = reserve

@@ -33,6 +33,7 @@ import types
 from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
 
 from app.ops.redact import redact_requestline, redact_text
+from app.realtime.wire.admission import SERVER
 from app.realtime.wire.events import CONNECTION
 from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.request_clock import RequestClock
@@ -47,7 +48,7 @@ TOO_SLOW = (b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type:
 # python-socketio read after the upgrade (namespace.py, per_address.py,
 # admission.opened, origins.py), and gevent-websocket's key, emptied as it does.
 KEPT_ENVIRON = ("REMOTE_ADDR", "REMOTE_PORT", "HTTP_HOST", "HTTP_ORIGIN", "wsgi.url_scheme",
-                "PATH_INFO", "QUERY_STRING", "werkzeug.proxy_fix.orig", "wsgi.websocket")
+                "PATH_INFO", "QUERY_STRING", "werkzeug.proxy_fix.orig", "wsgi.websocket", SERVER)
 
 
 class WebSocketHandler(_WebSocketHandler):

@@ -10,7 +10,7 @@ session changing something must also send the page's CSRF token.
 """
 import functools
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
 
 from app.web import extensions
 from app.web.auth import api_keys
@@ -69,7 +69,7 @@ def publishers(refusal="only admins and API keys may publish"):
 def verify(who):
     """``who``, its remembered API key checked against Redis now (Unauthorized when
     it was revoked)."""
-    checked = api_keys.verified(extensions.redis(), current_app.extensions["herald.api_keys"], who)
+    checked = api_keys.verified(extensions.redis(), extensions.herald().api_keys, who)
     if checked is None:
         raise Unauthorized(API_KEY_NOT_VALID)
     return checked
@@ -78,5 +78,5 @@ def verify(who):
 def refuse(who):
     """``who``'s remembered API key was found revoked by the publish script: it is
     forgotten, and the request answered 401 as for any unknown key."""
-    current_app.extensions["herald.api_keys"].forget(who.unverified)
+    extensions.herald().api_keys.forget(who.unverified)
     raise Unauthorized(API_KEY_NOT_VALID)

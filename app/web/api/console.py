@@ -38,7 +38,7 @@ def who_is_online(who):
 @access.admins("only admins see the operations console")
 def ops_status(who):
     try:
-        metrics.save_snapshot(current_app)  # this process's own figures, fresh
+        metrics.save_snapshot(extensions.herald())  # this process's own figures, fresh
         picture = console.status(extensions.redis(), current_app.config.get("READY_REQUIRES") or ())
     except UNAVAILABLE:
         return jsonify(error="Redis is unreachable; try again"), 503

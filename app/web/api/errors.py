@@ -8,12 +8,13 @@ logged, and the process's RedisWatch is told to PING at once.
 """
 import logging
 
-from flask import current_app, jsonify, render_template, request
+from flask import jsonify, render_template, request
 from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.redis_client import UNAVAILABLE
 from app.stream.publish import BusUnavailable
+from app.web import extensions
 from app.web.api.blueprint import bp
 from app.web.auth import scope
 from app.web.auth.guards import Unauthorized, session_user
@@ -39,7 +40,7 @@ OUTAGE = (_l("This page cannot be shown right now"), _l(
 
 def redis_watch():
     """This process's RedisWatch (app/realtime/redis_watch.py), or None."""
-    relay = current_app.extensions.get("herald.relay")
+    relay = extensions.herald().relay
     return getattr(relay, "watch", None)
 
 

@@ -3,7 +3,7 @@ import logging
 import os
 import re
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from app.redis_client import UNAVAILABLE
@@ -85,7 +85,7 @@ def _publishing(who, publish):
         return _too_many(exc)
     if not replayed:  # this process's own clients first (Relay.reached)
         ids = published.get("notifications") or [published]
-        current_app.extensions["herald.relay"].reached(ids[-1]["id"])
+        extensions.herald().relay.reached(ids[-1]["id"])
     return jsonify(published), 201, {"Idempotent-Replayed": "true"} if replayed else {}
 
 

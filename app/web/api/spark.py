@@ -14,9 +14,9 @@ admins_only = access.admins("only admins may run or read Spark jobs")
 def run_rollup(who):
     """Start a rollup now; 202 with the correlation id its notifications will carry,
     409 (with the running one's) while one runs."""
-    runs = current_app.extensions.setdefault("herald.spark_runs", launcher.Runs())
     try:
-        correlation_id = launcher.launch_rollup(current_app.config, runs, who.name,
+        correlation_id = launcher.launch_rollup(current_app.config, extensions.herald().spark_runs,
+                                                  who.name,
                                                   extensions.redis())
     except launcher.RollupRunning as exc:
         return jsonify(error=str(exc), correlation_id=exc.correlation_id), 409

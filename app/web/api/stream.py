@@ -92,7 +92,7 @@ def stream():
             last_id = check_cursor(last_id.strip(), "last_id")
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
-    admission = current_app.extensions["herald.admission"]
+    admission = extensions.herald().admission
     try:
         admission.admit(last_id is not None)  # bounded connects and replays (realtime/storm.py)
     except Busy as busy:
@@ -121,8 +121,8 @@ def stream():
 def _open(who, last_id, admission, leave=lambda: None):
     """The event stream's response, its place in the hub or the seam taken."""
     client = extensions.redis()
-    seam = current_app.extensions["herald.seam"]
-    hub = current_app.extensions["herald.streams"]
+    seam = extensions.herald().seam
+    hub = extensions.herald().streams
     topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
     try:
         turn = admission.replay_turn() if last_id is not None else None
@@ -140,8 +140,8 @@ def _open(who, last_id, admission, leave=lambda: None):
         position = seam.follower.position
     else:
         seam.hold(opened.key, who.name, topics, who.topics)
-    handshake_opened(current_app.extensions.get("herald.server"), request.environ)  # it is open
-    pause = functools.partial(current_app.extensions["herald.sio"].sleep, 0)
+    handshake_opened(request.environ)  # it is open
+    pause = functools.partial(extensions.herald().sio.sleep, 0)
     body = _events(client, seam, hub, opened, last_id, position, heartbeat, turn, pause,
                    who.expires, leave)
     if direct is not None:

@@ -6,16 +6,15 @@ The counts come from the process's tally of the newest notifications
 (app/stream/topics.py); ``scanned`` says how many it covers. The tally is made
 on the first request, once per app, and kept in ``app.extensions``.
 """
-from flask import current_app, jsonify
+from flask import jsonify
 
-from app.stream.topics import TopicCounts
 from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
 
 
 def _counts():
-    return current_app.extensions.setdefault("herald.topic_counts", TopicCounts())
+    return extensions.herald().topic_counts
 
 
 @bp.get("/api/topics")

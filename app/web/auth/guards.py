@@ -5,7 +5,7 @@ publisher) or a user's token: one from ``POST /auth/token``, or a JWT the
 host app minted (see bearer.py). Without the header the Flask session
 decides. A bad credential is refused, never ignored in favour of another.
 """
-from flask import current_app, request, session
+from flask import request, session
 
 from app.users import accounts
 from app.web import extensions
@@ -43,13 +43,13 @@ def identify():
             raise Unauthorized("Authorization header must be 'Bearer <token or API key>'")
         credential = credential.strip()
         if credential.startswith(accounts.API_KEY_PREFIX):
-            name, unverified = current_app.extensions["herald.api_keys"].identify(
+            name, unverified = extensions.herald().api_keys.identify(
                 extensions.redis(), credential)
             if name is None:
                 raise Unauthorized(API_KEY_NOT_VALID)
             return Identity(name, False, "apikey", unverified=unverified)
         try:
-            return current_app.extensions["herald.tokens"].verify(credential)
+            return extensions.herald().tokens.verify(credential)
         except tokens.TokenError as exc:
             raise Unauthorized(str(exc)) from None
     user = session_user()

@@ -6,26 +6,23 @@ outage page at once (503, app/web/api/errors.py), rather than a wait on
 Redis's timeouts; a page that meets the outage itself gets the same page
 through the app-wide handler there, logged as a warning, never a 500. Pages
 read Redis through a client of their own whose timeouts are short
-(PAGE_REDIS_TIMEOUT): a person waits seconds at most, not the 5 s the
-background loops allow.
+(``page_redis``, app/services.py): a person waits seconds at most, not the 5 s
+the background loops allow.
 """
 import logging
 
 from flask import abort, current_app, redirect, render_template, request, send_from_directory, url_for
 from flask_wtf.csrf import generate_csrf
 
-from app.redis_client import connect
 from app.settings import ROOT
 from app.users import subscriptions
 from app.web.api.errors import outage_page, redis_down
 from app.web.auth import tokens
 from app.web.auth.guards import session_user
+from app.web.extensions import herald
 from app.web.pages.blueprint import bp
 
 log = logging.getLogger(__name__)
-
-PAGE_REDIS_TIMEOUT = 1.5  # seconds a page waits on Redis, to connect or for an answer
-PAGE_REDIS_CONNECTIONS = 20
 
 # Only these files of node_modules are served, by a short public name.
 VENDOR = {
@@ -35,16 +32,8 @@ VENDOR = {
 }
 
 
-@bp.record_once
-def _page_client(state):
-    """The pages' Redis client, made with the app (it connects on first use)."""
-    state.app.extensions["herald.page_redis"] = connect(
-        state.app.config["REDIS_URL"], socket_timeout=PAGE_REDIS_TIMEOUT,
-        socket_connect_timeout=PAGE_REDIS_TIMEOUT, max_connections=PAGE_REDIS_CONNECTIONS)
-
-
 def _page_redis():
-    return current_app.extensions["herald.page_redis"]
+    return herald().page_redis
 
 
 def _page_config(user):

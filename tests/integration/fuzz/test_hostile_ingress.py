@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.services import of as of_app
 from app.stream import envelope as rules
 from app.stream.keys import STREAM
 from app.users import accounts
@@ -97,7 +98,7 @@ def test_notify_stdin(herald):
 
 def all_accepted_stored_whole(app):
     """Exactly what was answered as stored is in the stream, each entry valid."""
-    entries = app.extensions["herald.redis"].xrange(STREAM)
+    entries = of_app(app).redis.xrange(STREAM)
     assert [entry_id.decode() for entry_id, _ in entries] == ACCEPTED
     for _entry_id, fields in entries:
         envelope = orjson.loads(fields[b"envelope"])

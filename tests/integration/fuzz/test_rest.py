@@ -24,6 +24,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from app.services import of as of_app
 from app.stream import envelope as rules
 from app.stream.keys import STREAM
 from tests import support
@@ -82,7 +83,7 @@ def test_operation_never_fails_and_answers_as_described(fuzzed, method, path):
 def nothing_half_written(app):
     """The stream holds exactly what was answered 201 (a repeat under the same
     Idempotency-Key once), and every entry is a whole, valid notification."""
-    entries = app.extensions["herald.redis"].xrange(STREAM)
+    entries = of_app(app).redis.xrange(STREAM)
     assert [entry_id.decode() for entry_id, _ in entries] == PUBLISHED
     for _entry_id, fields in entries:
         envelope = orjson.loads(fields[b"envelope"])

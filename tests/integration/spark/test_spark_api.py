@@ -2,6 +2,7 @@
 job's exit status (the rest of the API: tests/unit/web/api/test_spark_api.py)."""
 import json
 
+from app.services import of as of_app
 from tests.integration.spark.archive import generate
 from tests.unit.web.api import test_spark_api as api
 
@@ -16,7 +17,7 @@ def test_launch_runs_the_job_in_a_process_of_its_own(app, client, admin, tmp_pat
     reply = client.post("/api/spark/rollup", headers=bearer(admin[0]))
     assert reply.status_code == 202
     correlation_id = reply.get_json()["correlation_id"]
-    process = app.extensions["herald.spark_runs"].processes[correlation_id]
+    process = of_app(app).spark_runs.processes[correlation_id]
     assert process.wait(300) == 0
     log = (tmp_path / "spark" / f"{correlation_id}.log").read_text()
     assert "500 notifications read" in log

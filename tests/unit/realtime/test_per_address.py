@@ -4,6 +4,7 @@ import pytest
 
 from app import create_app
 from app.realtime.per_address import SessionsPerAddress, TooMany
+from app.services import of as of_app
 from app.settings import TestConfig
 from tests.unit.web.api.helpers import bearer
 
@@ -40,4 +41,4 @@ def test_an_event_stream_past_the_limit_is_refused_and_a_closed_one_frees_its_pl
     third = client.get("/api/stream", headers=bearer(user[0]), buffered=False)
     assert third.status_code == 200
     third.close()
-    assert app.extensions["herald.admission"].sessions.open == {}
+    assert of_app(app).admission.sessions.open == {}

@@ -8,7 +8,10 @@ import threading
 import orjson
 import pytest
 
+from app import services
 from app.realtime import presence, rooms
+from app.realtime.recent import Recent
+from app.realtime.redis_watch import RedisWatch
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
 from app.realtime.streams import StreamHub
@@ -49,8 +52,10 @@ class RecordingNamespace:
 
 def make_relay(redis_server, redis, sio, namespace):
     """A relay as app/services.py wires one, its follower handing on to it as when running."""
-    follower = LiveFollower(redis, redis_server.url, name="relay")
-    relay = Relay(sio, follower, ReplaySeam(follower), namespace, StreamHub(max_queue=10))
+    recent = Recent()
+    follower = services.live_follower(redis, redis_server.url, recent)
+    relay = Relay(sio, follower, ReplaySeam(follower, recent), namespace, StreamHub(max_queue=10),
+                  RedisWatch(sio, follower))
     follower.hand_to(*relay.handlers())
     return relay
 

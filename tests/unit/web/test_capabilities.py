@@ -10,6 +10,7 @@ limited to ``board``. Socket.IO events: tests/integration/realtime/test_capabili
 import pytest
 
 from app import create_app
+from app.services import of as of_app
 from app.settings import TestConfig
 from app.stream.publish import Bus
 from app.users import accounts, archive_and_snooze, preferences, read_state, subscriptions
@@ -54,7 +55,7 @@ def test_every_route_and_event_is_in_the_table_and_nothing_else(jwt_app):
     served = rules_of(jwt_app)
     assert [r for r in served if r not in ROUTES] == [], "routes missing from the table"
     assert [r for r in ROUTES if r not in served] == [], "rows for routes that do not exist"
-    namespace = jwt_app.extensions["herald.namespace"]
+    namespace = of_app(jwt_app).namespace
     handled = sorted(name[3:] for name in dir(namespace)
                      if name.startswith("on_") and name != "on_disconnect"
                      and callable(getattr(namespace, name)))

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from app import create_app
+from app.services import of as of_app
 from app.settings import TestConfig
 from app.web.api.errors import OUTAGE
 from tests.support import free_port, sign_in
@@ -49,7 +50,7 @@ def test_a_signed_in_page_meeting_an_unreachable_redis_is_the_outage_page(dead_a
 
 def test_while_the_watch_knows_redis_is_down_pages_answer_without_asking_it(app, client, redis, admin):
     sign_in(client, *admin)
-    app.extensions["herald.relay"].watch.down = True
+    of_app(app).relay.watch.down = True
     before = redis.info("commandstats")
     for path in PAGES:
         assert_outage_page(client.get(path))
@@ -59,12 +60,12 @@ def test_while_the_watch_knows_redis_is_down_pages_answer_without_asking_it(app,
     asked = {name: after[name]["calls"] - before.get(name, {"calls": 0})["calls"]
              for name in after if name != "cmdstat_info"}
     assert not any(asked.values()), f"Redis was asked: {asked}"
-    app.extensions["herald.relay"].watch.down = False
+    of_app(app).relay.watch.down = False
     assert client.get("/").status_code == 200
 
 
 def test_an_api_call_meeting_an_outage_is_503_and_makes_the_watch_ping_at_once(dead_app):
-    watch = dead_app.extensions["herald.relay"].watch
+    watch = of_app(dead_app).relay.watch
     watch._nudge = threading.Event()  # as run() makes it
     reply = dead_app.test_client().get("/api/notifications",
                                        headers={"Authorization": "Bearer hk_anything"})

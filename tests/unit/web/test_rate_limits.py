@@ -3,6 +3,7 @@
 import pytest
 
 from app import create_app
+from app.services import of as of_app
 from app.settings import TestConfig
 from app.users import accounts
 
@@ -49,8 +50,8 @@ def test_login_form_is_limited_per_address(limited):
 
 
 def test_api_is_limited_per_key_and_the_limit_is_shared_through_redis(limited, redis_server):
-    first, second = accounts.create_api_key(limited.extensions["herald.redis"], "etl"), None
-    second = accounts.create_api_key(limited.extensions["herald.redis"], "cron")
+    first, second = accounts.create_api_key(of_app(limited).redis, "etl"), None
+    second = accounts.create_api_key(of_app(limited).redis, "cron")
     envelope = {"topic": "etl.done", "title": "done"}
     one = limited.test_client()
     # Another app on the same Redis: a second web process.
@@ -65,7 +66,7 @@ def test_api_is_limited_per_key_and_the_limit_is_shared_through_redis(limited, r
     # Another key is counted apart; a refused request stored nothing.
     assert one.post("/api/notifications", json=envelope,
                     headers={"Authorization": f"Bearer {second}"}).status_code == 201
-    assert limited.extensions["herald.redis"].xlen("herald:stream") == 6
+    assert of_app(limited).redis.xlen("herald:stream") == 6
 
 
 def test_limits_survive_redis_going_away(limited, redis_server):

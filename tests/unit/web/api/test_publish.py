@@ -3,6 +3,7 @@ import orjson
 import pytest
 
 from app import create_app
+from app.services import of as of_app
 from app.settings import TestConfig
 from app.stream.keys import STREAM
 from app.users import accounts
@@ -39,7 +40,7 @@ def test_a_publish_answers_once_this_process_relayed_it(client, app, api_key, mo
     """Its own clients first (Relay.reached): asked for the newest id it wrote, and only
     for a publish that wrote (a replayed idempotent one waits for nothing)."""
     asked = []
-    monkeypatch.setattr(app.extensions["herald.relay"], "reached", asked.append)
+    monkeypatch.setattr(of_app(app).relay, "reached", asked.append)
     headers = dict(bearer(api_key), **{"Idempotency-Key": "k1"})
     reply = client.post(path, headers=headers, json=body)
     assert reply.status_code == 201 and asked == [last(reply.get_json())]

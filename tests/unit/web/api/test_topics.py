@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app import create_app
+from app.services import of as of_app
 from app.settings import TestConfig
 from app.stream.publish import Bus
 from app.users import accounts
@@ -67,7 +68,7 @@ def test_a_signed_in_session_reads_it_too(client, world):
 
 def test_a_new_notification_is_counted_at_once(client, world):
     before, _, _ = topics(client, bearer("bob"))
-    Bus(client.application.extensions["herald.redis"]).publish("news.today", "fresh")
+    Bus(of_app(client.application).redis).publish("news.today", "fresh")
     after, _, body = topics(client, bearer("bob"))
     assert after == dict(before, **{"news.today": 1}) and body["scanned"] == 9
 

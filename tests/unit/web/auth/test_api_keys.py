@@ -2,6 +2,7 @@
 its own, and a key revoked anywhere is refused by the very next request."""
 import pytest
 
+from app.services import of as of_app
 from app.stream.keys import STREAM
 from app.users import accounts
 
@@ -11,7 +12,7 @@ ENVELOPE = {"topic": "etl.done", "title": "done"}
 @pytest.fixture
 def round_trips(app, monkeypatch):
     """The commands the app sends Redis through its client, by name."""
-    client = app.extensions["herald.redis"]
+    client = of_app(app).redis
     sent = []
     real = client.execute_command
 
@@ -49,7 +50,7 @@ def test_a_key_revoked_after_it_was_remembered_publishes_nothing(client, redis, 
     refused = client.post(path, json=body, headers=bearer(key))
     assert refused.status_code == 401 and refused.get_json() == {"error": "API key is not valid"}
     assert redis.xlen(STREAM) == 1
-    assert accounts.api_key_digest(key) not in app.extensions["herald.api_keys"].names
+    assert accounts.api_key_digest(key) not in of_app(app).api_keys.names
     # Forgotten: it is looked up again, and still refused.
     assert client.post(path, json=body, headers=bearer(key)).status_code == 401
 
@@ -79,7 +80,7 @@ def test_a_revoked_key_is_refused_by_views_that_do_not_publish(client, redis):
 
 
 def test_an_unknown_key_is_never_remembered(client, app):
-    known = app.extensions["herald.api_keys"]
+    known = of_app(app).api_keys
     before = dict(known.names)
     for n in range(3):
         reply = client.post("/api/notifications", json=ENVELOPE, headers=bearer(f"hk_made-up-{n}"))

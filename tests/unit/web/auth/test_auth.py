@@ -1,6 +1,7 @@
 """Sign-in pages, tokens, API keys and accounts."""
 import pytest
 
+from app.services import of as of_app
 from app.users import accounts
 from app.web.auth import tokens
 from tests.support import sign_in
@@ -13,7 +14,7 @@ def test_token_for_good_credentials(client, user):
     assert body["expires_in"] == 3600
     name, key = tokens.verify("test-secret-key", body["token"], 3600)
     assert name == user[0]
-    assert key == accounts.get_user(client.application.extensions["herald.redis"], name)["token_key"]
+    assert key == accounts.get_user(of_app(client.application).redis, name)["token_key"]
 
 
 @pytest.mark.parametrize("credentials", [

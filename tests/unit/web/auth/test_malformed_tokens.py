@@ -16,6 +16,7 @@ import pytest
 import socketio
 
 from app import create_app
+from app.services import of as of_app
 from app.settings import TestConfig
 from tests.helpers.keys import SECRET
 
@@ -114,7 +115,7 @@ def test_the_event_stream_answers_401_naming_the_reason(http, caplog, make, reas
 
 @pytest.mark.parametrize("make, reason", [m[1:] for m in MALFORMED], ids=IDS)
 def test_socketio_connect_is_refused_naming_the_reason(jwt_app, redis, caplog, make, reason):
-    namespace = jwt_app.extensions["herald.namespace"]
+    namespace = of_app(jwt_app).namespace
     try:
         with pytest.raises(socketio.exceptions.ConnectionRefusedError) as refused:
             namespace.on_connect("sid-1", {}, {"token": make()})
