@@ -1,20 +1,40 @@
 /*
- * The feed's focus keeping, `seen`, selection and actions, mixed into
- * herald.FeedView (feed-view.js).
+ * The feed's actions: what the user does to its rows, and the state that takes.
+ * herald.FeedView (feed-view.js) makes one, `feed.actions`, and hands it its
+ * row events.
  *
  * Rows can be selected (checkbox, `x`, shift-click for a range) for the bulk
  * bar (bulk-bar.js). Actions apply to the selection, else to the current row;
- * each says what it did with an inverse for Undo (the view's `did` event,
- * shown by undo-view.js).
+ * each says what it did with an inverse for Undo (the feed's `did` event,
+ * shown by undo-view.js); one that failed leaves a note with a Retry on its
+ * rows. It also keeps the user's place across the feed's draws (the focus)
+ * and counts the unread rows of each tab (for the bar's tabs).
+ *
+ * Its state is its own: the selection (`selected`, `anchor`) and the failed
+ * actions (`failures`). It knows the feed only through:
+ *   feed.el, feed.$(selector), feed.itemByKey(key)    its rows
+ *   feed.collection, feed.byKey, feed.key(model)      the notifications, by group
+ *   feed.inTab(d, tab)                                which tab a group belongs in
+ *   feed.current, feed.setCurrent(key, focus)         the current row
+ *   feed.trigger(event, ...)                          'selection', 'open', 'did'
  */
 (function (herald) {
   'use strict';
 
-  herald.FeedActions = {
+  herald.FeedActions = function (feed) {
+    this.feed = feed;
+    this.selected = {};  // group key -> true
+    this.anchor = null;  // the key a shift-click selects a range from
+    this.failures = {};  // group key -> {text, retry}: an action that failed on that row
+  };
+
+  _.extend(herald.FeedActions.prototype, {
+    // ---- The user's place, and the counts ----------------------------------------
+
     // Which control of which row has the focus, to give it back after a draw.
     focused: function () {
       var active = document.activeElement;
-      if (!active || !$.contains(this.el, active)) return null;
+      if (!active || !$.contains(this.feed.el, active)) return null;
       var item = $(active).closest('li.notification');
       var classes = (active.className || '').split(/\s+/);
       return {key: item.attr('data-key'), index: item.index(),
@@ -22,51 +42,26 @@
     },
 
     refocus: function (focus) {
-      var item = this.itemByKey(focus.key);
+      var feed = this.feed, item = feed.itemByKey(focus.key);
       if (!item.length) {  // the row left the view: the one now in its place
-        item = this.$('li.notification').eq(Math.min(focus.index, this.$('li.notification').length - 1));
+        item = feed.$('li.notification').eq(Math.min(focus.index, feed.$('li.notification').length - 1));
         focus.control = 'button.open';
       }
       if (!item.length) return;
-      this.setCurrent(item.attr('data-key'), false);
+      feed.setCurrent(item.attr('data-key'), false);
       var control = item.find(focus.control).first();
       (control.length ? control : item.find('button.open')).trigger('focus');
     },
 
-    // Shown to the user: the inbox's newest row, while the page is visible and the
-    // top of the feed on the screen (the `seen` watermark; the badge counts the rest).
-    see: function () {
-      if (document.visibilityState !== 'visible' || this.collection.criteria.view !== 'feed' ||
-          this.tab !== 'inbox') return;
-      var top = this.el.getBoundingClientRect().top;
-      if (top > window.innerHeight || top < -this.el.offsetHeight) return;
-      // The newest row: the first unpinned one, or a pinned one (few) if newer.
-      var first = this.el.querySelector('li.notification:not(.pinned)');
-      var newest = first ? first.getAttribute('data-id') : null;
-      _.each(this.el.querySelectorAll('li.notification.pinned'), function (item) {
-        var id = item.getAttribute('data-id');
-        if (!newest || herald.compareIds(id, newest) > 0) newest = id;
-      });
-      if (newest) this.collection.markSeen(newest);
-    },
-
-    // The `seen` watermark moved (here or in another tab): rows up to it lose their mark.
-    showSeen: function () {
-      var collection = this.collection;
-      _.each(this.el.querySelectorAll('li.notification.unseen'), function (item) {
-        if (collection.isSeen(item.getAttribute('data-id'))) item.classList.remove('unseen');
-      });
-    },
-
     // Unread rows per tab (for the tab bar).
     counts: function () {
-      var counts = {inbox: 0, foryou: 0, activity: 0}, self = this;
-      _.each(this.byKey, function (group) {
+      var counts = {inbox: 0, foryou: 0, activity: 0}, feed = this.feed;
+      _.each(feed.byKey, function (group) {
         // Only what the tabs need (not the whole description): this runs often.
         if (_.every(group, function (m) { return m.get('read'); })) return;
         var d = {mine: _.some(group, function (m) { return Boolean(m.get('user')); }),
                  activity: _.every(group, function (m) { return herald.isActivity(m.attributes); })};
-        _.each(herald.FEED_TABS, function (tab) { if (self.inTab(d, tab)) counts[tab] += 1; });
+        _.each(herald.FEED_TABS, function (tab) { if (feed.inTab(d, tab)) counts[tab] += 1; });
       });
       return counts;
     },
@@ -74,23 +69,29 @@
     // ---- Selection ---------------------------------------------------------------
 
     selection: function () {
-      return _.filter(_.keys(this.selected), function (key) { return this.byKey[key]; }, this);
+      var byKey = this.feed.byKey;
+      return _.filter(_.keys(this.selected), function (key) { return byKey[key]; });
     },
+
+    isSelected: function (key) { return Boolean(this.selected[key]); },
+
+    // Let the selection go without drawing it (the feed is about to be drawn whole).
+    forgetSelection: function () { this.selected = {}; },
 
     select: function (keys, on) {
       _.each(keys, function (key) {
         if (on) this.selected[key] = true; else delete this.selected[key];
-        var item = this.itemByKey(key);
+        var item = this.feed.itemByKey(key);
         item.toggleClass('selected', on).find('input.select').prop('checked', on);
       }, this);
-      this.trigger('selection', this.selection());
+      this.feed.trigger('selection', this.selection());
     },
 
     toggleSelect: function (key, range) {
-      var on = !this.selected[key];
-      if (range && this.anchor && this.itemByKey(this.anchor).length) {
-        var items = this.$('li.notification'), a = items.index(this.itemByKey(this.anchor));
-        var b = items.index(this.itemByKey(key));
+      var feed = this.feed, on = !this.selected[key];
+      if (range && this.anchor && feed.itemByKey(this.anchor).length) {
+        var items = feed.$('li.notification'), a = items.index(feed.itemByKey(this.anchor));
+        var b = items.index(feed.itemByKey(key));
         var keys = items.slice(Math.min(a, b), Math.max(a, b) + 1).map(function () {
           return this.getAttribute('data-key');
         }).get();
@@ -102,7 +103,7 @@
     },
 
     selectAllShown: function () {
-      this.select(this.$('li.notification').map(function () { return this.getAttribute('data-key'); }).get(), true);
+      this.select(this.feed.$('li.notification').map(function () { return this.getAttribute('data-key'); }).get(), true);
     },
 
     clearSelection: function () {
@@ -111,9 +112,9 @@
 
     // The models an action applies to: the selection, else the current row's.
     targets: function () {
-      var keys = this.selection();
-      if (!keys.length && this.current) keys = [this.current];
-      return _.flatten(_.map(keys, function (key) { return this.byKey[key] || []; }, this));
+      var byKey = this.feed.byKey, keys = this.selection();
+      if (!keys.length && this.feed.current) keys = [this.feed.current];
+      return _.flatten(_.map(keys, function (key) { return byKey[key] || []; }));
     },
 
     clickSelect: function (event) {
@@ -127,7 +128,7 @@
 
     modelsFor: function (event) {
       var key = $(event.currentTarget).closest('li.notification').attr('data-key');
-      return this.byKey[key] || [];
+      return this.feed.byKey[key] || [];
     },
 
     // A click anywhere on a row but its actions and checkbox opens it (and marks it read).
@@ -138,29 +139,30 @@
         event.preventDefault();
         return this.toggleSelect(key, event.shiftKey);
       }
-      this.setCurrent(key, false);
-      this.openModels(this.byKey[key] || []);
+      this.feed.setCurrent(key, false);
+      this.openModels(this.feed.byKey[key] || []);
     },
 
     openCurrent: function () {
-      this.openModels(this.byKey[this.current] || []);
+      this.openModels(this.feed.byKey[this.feed.current] || []);
     },
 
     openModels: function (models) {
       if (!models.length) return;
-      _.each(models, function (model) { this.collection.markRead(model); }, this);
-      this.trigger('open', models[0].id, models);
+      var collection = this.feed.collection;
+      _.each(models, function (model) { collection.markRead(model); });
+      this.feed.trigger('open', models[0].id, models);
     },
 
     // Run `action` (a promise of the server's answer) for `models`. Done, say what was
     // done (`did`, with `inverse` for Undo); failed, say so beside each row it was
     // for, with a Retry (the change was not kept: a read change is put back).
     attempt: function (models, words, action, inverse) {
-      var self = this, keys = _.uniq(_.map(models, self.key, self));
-      self.failures = self.failures || {};
+      var self = this, feed = self.feed;
+      var keys = _.uniq(_.map(models, function (model) { return feed.key(model); }));
       _.each(keys, function (key) { self.showFailure(key, null); });
       return Promise.resolve().then(action).then(function () {
-        if (words) self.trigger('did', words, inverse);
+        if (words) feed.trigger('did', words, inverse);
       }, function (error) {
         var why = herald.errorText(error);
         var text = herald.t('Not done: {why}.', {why: why});
@@ -170,11 +172,13 @@
       });
     },
 
+    // The failed action noted on the row of `key` ({text, retry}), if any: drawn with it.
+    failureOf: function (key) { return this.failures[key] || null; },
+
     // Show (or with null, clear) a failed action's note on the row of `key`.
     showFailure: function (key, failure) {
-      this.failures = this.failures || {};
       if (failure) this.failures[key] = failure; else delete this.failures[key];
-      var item = this.itemByKey(key);
+      var item = this.feed.itemByKey(key);
       item.find('.row-error').remove();
       if (failure && item.length) item.find('.main').append(herald.failureNote(failure));
     },
@@ -182,14 +186,14 @@
     retryRow: function (event) {
       event.stopPropagation();
       var key = $(event.currentTarget).closest('li.notification').attr('data-key');
-      var failure = this.failures && this.failures[key];
+      var failure = this.failures[key];
       if (failure) failure.retry();
     },
 
     // The actions, on `models` (default: the targets).
     setRead: function (read, models) {
       models = models || this.targets();
-      var collection = this.collection;
+      var collection = this.feed.collection;
       var changing = _.filter(models, function (m) { return m.get('read') !== read; });
       if (!changing.length) return;
       var count = {count: herald.countWords(changing.length)};
@@ -206,7 +210,7 @@
     archiveModels: function (models, archived) {
       models = models || this.targets();
       if (!models.length) return;
-      var collection = this.collection;
+      var collection = this.feed.collection;
       this.clearSelection();
       var count = {count: herald.countWords(models.length)};
       this.attempt(models, archived === false ? herald.t('Moved to the inbox: {count}', count) : herald.t('Archived: {count}', count),
@@ -218,13 +222,13 @@
     unarchive: function (event) { this.archiveModels(this.modelsFor(event), false); },
 
     unsnooze: function (event) {
-      var models = this.modelsFor(event), collection = this.collection;
+      var models = this.modelsFor(event), collection = this.feed.collection;
       this.attempt(models, null, function () { return collection.unsnooze(models); });
     },
 
     snoozeModels: function (models, until) {
       if (!models.length) return;
-      var collection = this.collection;
+      var collection = this.feed.collection;
       this.clearSelection();
       this.attempt(models, herald.t('Snoozed until {time}: {count}', {time: herald.exactTime(new Date(until)), count: herald.countWords(models.length)}),
                    function () { return collection.snooze(models, until); },
@@ -249,7 +253,7 @@
 
     // Open the snooze menu of the current row (the `s` key).
     openSnooze: function () {
-      var menu = this.itemByKey(this.current).find('details.snooze');
+      var menu = this.feed.itemByKey(this.feed.current).find('details.snooze');
       if (!menu.length) return;
       herald.fillSnoozeMenu(menu[0], Date.now());
       menu.prop('open', true);
@@ -258,12 +262,12 @@
 
     mute: function (event) {
       var topic = $(event.currentTarget).closest('li.notification').attr('data-topic');
-      var collection = this.collection, self = this;
+      var collection = this.feed.collection, feed = this.feed;
       collection.mute(topic).then(function () {
-        self.trigger('did', herald.t('Muted {topic} (see Preferences)', {topic: topic}), function () { return collection.unmute(topic); });
+        feed.trigger('did', herald.t('Muted {topic} (see Preferences)', {topic: topic}), function () { return collection.unmute(topic); });
       }, function () { /* told as action:error */ });
     }
-  };
+  });
 
   // The note under a row whose action failed: what, and a Retry.
   herald.failureNote = function (failure) {
@@ -283,5 +287,4 @@
   herald.countWords = function (n) {
     return herald.tn('{n} notification', '{n} notifications', n);
   };
-  _.extend(herald.FeedView.prototype, herald.FeedActions);
 })(window.herald = window.herald || {});

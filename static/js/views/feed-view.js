@@ -7,7 +7,9 @@
  *
  * One Tab stop for the whole list (a roving tabindex): the current row's
  * controls are in the Tab order, the others are not; j/k and the arrows move
- * (feed-keys.js). Selection and the actions are in feed-actions.js.
+ * (feed-keys.js). Two collaborators hold their own state: `actions`
+ * (feed-actions.js: selection, actions, keeping the focus across draws) and
+ * `seen` (feed-seen.js: the `seen` watermark).
  *
  * A live notification, a read change or the oldest let go touch only their
  * own row; anything else draws the list again whole (once per frame at most),
@@ -19,19 +21,24 @@
   var TABS = ['inbox', 'foryou', 'activity'];
   herald.FEED_TABS = TABS;
 
+  // A method of the feed that its actions (feed-actions.js) carry out.
+  function act(name) {
+    return function () { return this.actions[name].apply(this.actions, arguments); };
+  }
+
   herald.FeedView = Backbone.View.extend({
     events: {
-      'click li.notification': 'clickItem',
+      'click li.notification': act('clickItem'),
       'focusin li.notification': 'focusItem',
-      'click .select': 'clickSelect',
-      'click .toggle-read': 'toggleRead',
-      'click .archive': 'archive',
-      'click .unarchive': 'unarchive',
-      'click .unsnooze': 'unsnooze',
-      'click .mute': 'mute',
-      'click .retry': 'retryRow',
-      'click .snooze-for': 'snoozeFor',
-      'click .snooze-custom': 'snoozeCustom'
+      'click .select': act('clickSelect'),
+      'click .toggle-read': act('toggleRead'),
+      'click .archive': act('archive'),
+      'click .unarchive': act('unarchive'),
+      'click .unsnooze': act('unsnooze'),
+      'click .mute': act('mute'),
+      'click .retry': act('retryRow'),
+      'click .snooze-for': act('snoozeFor'),
+      'click .snooze-custom': act('snoozeCustom')
     },
 
     initialize: function (options) {
@@ -39,8 +46,8 @@
       this.tab = 'inbox';
       this.groups = {};    // the id a row shows (its newest) -> the models it stands for
       this.byKey = {};     // group key -> the same models
-      this.selected = {};  // group key -> true
       this.current = null; // the key of the current row (the list's one Tab stop)
+      this.actions = new herald.FeedActions(this);  // selection, actions, focus keeping (feed-actions.js)
       this.scheduleRender = _.bind(function () {
         if (this.pending) return;
         this.pending = true;
@@ -51,12 +58,15 @@
       this.listenTo(this.collection, 'change:read', this.showRead);
       this.listenTo(this.collection, 'remove', this.removeOne);
       this.listenTo(this.collection, 'reset', this.scheduleRender);
-      this.listenTo(this.collection, 'seen', this.showSeen);
+      this.seen = new herald.FeedSeen(this);  // the `seen` watermark (feed-seen.js)
       this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
-      this.seeLater = _.throttle(_.bind(this.see, this), 300, {leading: false});
-      document.addEventListener('visibilitychange', this.seeLater);
-      window.addEventListener('scroll', this.seeLater, {passive: true});
     },
+
+    // What the keys (feed-keys.js) and the bulk bar (bulk-bar.js) ask of the feed: its actions do it.
+    selection: act('selection'), targets: act('targets'), counts: act('counts'),
+    toggleSelect: act('toggleSelect'), selectAllShown: act('selectAllShown'), clearSelection: act('clearSelection'),
+    setRead: act('setRead'), toggleRead: act('toggleRead'), archiveModels: act('archiveModels'),
+    snoozeModels: act('snoozeModels'), openSnooze: act('openSnooze'), openCurrent: act('openCurrent'),
 
     key: function (model) {
       var run = model.get('correlation_id');
@@ -65,7 +75,7 @@
 
     showTab: function (tab) {
       this.tab = _.contains(TABS, tab) ? tab : 'inbox';
-      this.selected = {};
+      this.actions.forgetSelection();
       this.render();
       this.trigger('selection', this.selection());
     },
@@ -97,17 +107,18 @@
       var key = this.key(group[0]), d = herald.describeGroup(group, this.collection);
       if (!this.inTab(d, this.tab)) return null;
       var item = herald.drawFeedItem(group, key, d, {
-        view: this.collection.criteria.view, selected: Boolean(this.selected[key]), pinned: this.pinned(d),
+        view: this.collection.criteria.view, selected: this.actions.isSelected(key), pinned: this.pinned(d),
         until: this.collection.criteria.view === 'snoozed' && this.collection.snoozed[group[0].id]
       });
-      if (this.failures && this.failures[key]) item.querySelector('.main').appendChild(herald.failureNote(this.failures[key]));
+      var failure = this.actions.failureOf(key);
+      if (failure) item.querySelector('.main').appendChild(herald.failureNote(failure));
       if (key === this.current) this.roving(item, true);
       return item;
     },
 
     render: function () {
       if (this.pending) return this;  // a whole draw is on its way
-      var focus = this.focused(), self = this;
+      var focus = this.actions.focused(), self = this;
       var menu = this.$('details.snooze[open]').closest('li.notification').attr('data-key');
       self.groups = {};
       var items = [], pinned = [];
@@ -121,8 +132,8 @@
       if (!self.itemByKey(self.current).length || !focus) self.setCurrent(self.firstKey(), false);
       if (menu) self.itemByKey(menu).find('details.snooze').prop('open', true);
       self.showEmpty();
-      if (focus) self.refocus(focus);
-      self.seeLater();
+      if (focus) self.actions.refocus(focus);
+      self.seen.later();
       self.trigger('rendered');
       return self;
     },
@@ -150,13 +161,13 @@
         group = this.byKey[key] = [model];
       }
       this.replace(old, group);
-      this.seeLater();  // soon, not in the same task: it reads the layout
+      this.seen.later();  // soon, not in the same task: it reads the layout
     },
 
     // Draw `group` again in place of `old` (a jQuery row, maybe none), where it goes.
     replace: function (old, group) {
       var key = this.key(group[0]);
-      var focus = old.length ? this.focused() : null;
+      var focus = old.length ? this.actions.focused() : null;
       var menu = old.find('details.snooze').prop('open');
       var item = this.draw(group);
       old.remove();
@@ -164,7 +175,7 @@
         this.groups[group[0].id] = group;
         this.el.insertBefore(item, this.itemAfter(group[0].id, /\bpinned\b/.test(item.className)));
         if (menu) $(item).find('details.snooze').prop('open', true);
-        if (focus) this.refocus(_.extend(focus, {key: key}));
+        if (focus) this.actions.refocus(_.extend(focus, {key: key}));
       }
       // The list's Tab stop: the top row, unless the user is working in the list.
       if (!this.itemByKey(this.current).length || !$.contains(this.el, document.activeElement)) {
@@ -280,8 +291,7 @@
 
     remove: function () {
       clearInterval(this.timer);
-      document.removeEventListener('visibilitychange', this.seeLater);
-      window.removeEventListener('scroll', this.seeLater);
+      this.seen.stop();
       return Backbone.View.prototype.remove.apply(this, arguments);
     }
   });
