@@ -7,8 +7,10 @@ open, websocket.py hands its TCP socket to a :class:`Connection` and the
 request's greenlet ends (handler.py, admission.py keep the socket open):
 
 - a read watcher calls ``_readable`` in the hub when bytes arrive: what is
-  there is read without blocking and parsed into frames and messages
-  (inbound.py), with gevent-websocket's refusals and websocket.py's checks
+  there is read without blocking and handed to the connection's own
+  :class:`~.inbound.MessageParser` (its ``parser``, the reading state), which
+  returns frames as messages, with gevent-websocket's refusals; the
+  connection answers pings and closes, and adds websocket.py's checks
   (a message over ``max_http_buffer_size``, a malformed Engine.IO packet);
 - a PONG is handled in the hub (``Socket.receive`` only schedules the next
   ping); any other packet may block (a connect reads Redis): a short-lived
@@ -32,7 +34,17 @@ import gevent
 from engineio import exceptions as eio_exceptions
 from engineio import packet as eio_packet
 
-from app.realtime.wire.inbound import BINARY, CLOSE, TEXT, MessageReader, Over, ProtocolError, frame
+from app.realtime.wire.inbound import (
+    BINARY,
+    CLOSE,
+    TEXT,
+    MessageParser,
+    Over,
+    PeerClosed,
+    Pong,
+    ProtocolError,
+    frame,
+)
 
 log = logging.getLogger("herald.transport")
 MALFORMED = (ValueError, IndexError, TypeError)  # what Packet(encoded_packet=...) raises
@@ -45,18 +57,19 @@ class ConnectionClosed(OSError):
     """A send on a websocket already closed (the drainer stops at it)."""
 
 
-class Connection(MessageReader):
+class Connection:
     """One Engine.IO websocket, served from the hub (see the module).
 
     ``socket``: the Engine.IO socket; ``sock``: the gevent TCP socket (its fd is
-    watched, and closed here at the end); ``writer``: its LeanWriter;
+    watched, and closed here at the end); ``writer``: its LeanWriter; ``parser``:
+    its :class:`~.inbound.MessageParser` (the bytes read, as messages);
     ``release``: called once when the connection is over; ``silences``: the
     Wheel that checks, every ``timeout / 4`` seconds, that the peer was heard
     from within ``timeout`` seconds.
     """
 
-    __slots__ = ("socket", "sock", "raw", "writer", "watcher", "buffer", "parts", "opcode",
-                 "closed", "ended", "paused", "heard", "release", "silences", "timeout",
+    __slots__ = ("socket", "sock", "raw", "writer", "watcher", "parser", "closed", "ended",
+                 "paused", "heard", "release", "silences", "timeout",
                  "__weakref__")  # the silences wheel holds it weakly (pings.py)
 
     def __init__(self, socket, sock, writer, release, silences, timeout):
@@ -68,9 +81,7 @@ class Connection(MessageReader):
         self.silences = silences
         self.timeout = timeout
         self.watcher = None
-        self.buffer = b""
-        self.parts = None  # the fragments of a message being received
-        self.opcode = 0
+        self.parser = MessageParser()
         self.closed = False  # a close frame was sent (nothing is sent after it)
         self.ended = False  # reading is over; the connection is being closed
         self.paused = False  # a greenlet is handling a packet: the watcher is stopped
@@ -119,7 +130,7 @@ class Connection(MessageReader):
             self._end()
             return
         self.heard = time.monotonic()
-        self.buffer = self.buffer + data if self.buffer else data
+        self.parser.feed(data)
         try:
             self._consume(inline=True)
         except Exception:  # never let one connection's surprise reach the hub
@@ -136,7 +147,12 @@ class Connection(MessageReader):
                 log.info("%s: websocket protocol error (%s); closing", self.socket.sid, exc)
                 self._end(exc.code)
                 return
-            except Over:
+            except PeerClosed as closed:  # answered with the peer's code when valid
+                self._end(closed.code, closed.reason)
+                return
+            except Over as over:
+                if over.args:
+                    log.info("%s: %s; closing", self.socket.sid, over)
                 self._end()
                 return
             if pkt is None:
@@ -179,16 +195,19 @@ class Connection(MessageReader):
             self._end()
 
     def _next_packet(self):
-        """The next whole Engine.IO packet in the buffer, or None until more is read;
-        control frames are answered on the way."""
+        """The next whole Engine.IO packet the parser has, or None until more is read;
+        pings are answered on the way."""
+        server = self.socket.server
+        limit = server.max_http_buffer_size
         while True:
-            message = self._next_message()
+            message = self.parser.next_message(limit)
             if message is None:
                 return None
-            server = self.socket.server
-            if len(message) > server.max_http_buffer_size:
-                log.info("%s: packet is too large; closing", self.socket.sid)
-                raise Over()
+            if message.__class__ is Pong:
+                gevent.spawn(self._write_control, message.frame)
+                continue
+            if len(message) > limit:
+                raise Over("packet is too large")
             try:
                 return eio_packet.Packet(encoded_packet=message)
             except MALFORMED as exc:

@@ -8,20 +8,22 @@ a buffer: a reserved bit, a fragmented or long control frame, a bad close
 code are :class:`ProtocolError` (closed with 1002), a close reason that is
 not UTF-8 too (1007); a frame over ``MAX_FRAME`` is refused before its
 payload arrives (:class:`~.reader.FrameTooLarge`).
-"""
-import logging
-import struct
 
-import gevent
+:class:`MessageParser` turns those frames into messages. Each Connection
+holds one (its ``parser``) with the reading state, and nothing of the
+connection's: the parser returns messages, and a peer's ping as the
+:class:`Pong` to write; what ends the reading is raised (:class:`Over`,
+:class:`PeerClosed`, :class:`ProtocolError`), and the connection decides
+what to write and how to close.
+"""
+import struct
 
 from app.realtime.wire.reader import MAX_FRAME, FrameTooLarge
 
-log = logging.getLogger("herald.transport")
-
 TEXT, BINARY, CLOSE, PING, PONG = 0x1, 0x2, 0x8, 0x9, 0xA
 
-__all__ = ["BINARY", "CLOSE", "PING", "PONG", "TEXT", "FrameTooLarge", "MessageReader", "Over",
-           "ProtocolError", "close_code", "frame", "parse_frame", "unmask"]
+__all__ = ["BINARY", "CLOSE", "PING", "PONG", "TEXT", "FrameTooLarge", "MessageParser", "Over",
+           "PeerClosed", "Pong", "ProtocolError", "close_code", "frame", "parse_frame", "unmask"]
 
 
 class ProtocolError(Exception):
@@ -33,7 +35,25 @@ class ProtocolError(Exception):
 
 
 class Over(Exception):
-    """Reading this connection is over (its close frame, if any, is decided)."""
+    """Reading this connection is over; its message, when it has one, says why (for the log)."""
+
+
+class PeerClosed(Over):
+    """The peer's close frame: answered with ``code`` and ``reason`` (see :func:`close_code`)."""
+
+    def __init__(self, code, reason):
+        super().__init__()
+        self.code, self.reason = code, reason
+
+
+class Pong:
+    """A peer's ping, as :meth:`MessageParser.next_message` returns it: the ``frame``
+    that answers it, for the connection to write."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame):
+        self.frame = frame
 
 
 def frame(payload, opcode):
@@ -115,62 +135,76 @@ def close_code(payload):
     return code, payload[2:]
 
 
-class MessageReader:
-    """gevent-websocket's ``read_message``, on a buffer: the part of
-    connection.py's ``Connection`` that turns its ``buffer`` into messages
-    (fragments in ``parts``, their ``opcode``), answering pings (``_write_control``)
-    and a close (``_end``). No slots of its own: nothing more per connection."""
+class MessageParser:
+    """gevent-websocket's ``read_message``, on a buffer: a connection's reading
+    state, held by connection.py's ``Connection`` as its ``parser``.
 
-    __slots__ = ()
+    ``feed`` it the bytes read; ``next_message(limit)`` returns the next whole
+    message: a text one (str), a binary one (bytearray), a :class:`Pong` for a
+    peer's ping (its frame for the connection to write), or None until more is
+    read. It raises :class:`ProtocolError` for what RFC 6455 forbids,
+    :class:`PeerClosed` for the peer's close frame, and :class:`Over` (why, for
+    the log) for a frame or a fragmented message too large. Its own state, and
+    nothing else (at thousands of idle connections, every slot counts):
+    ``buffer``, the bytes not parsed yet; ``parts`` and ``opcode``, the
+    fragments of a message being received and its opcode (0: none).
+    Usage: ``parser.feed(data)``, then ``parser.next_message(limit)`` until it is None.
+    """
 
-    def _next_message(self):
-        """A text message (str), a binary one (bytearray), or None until more is read."""
+    __slots__ = ("buffer", "parts", "opcode")
+
+    def __init__(self):
+        self.buffer = b""
+        self.parts = None
+        self.opcode = 0
+
+    def feed(self, data):
+        """Bytes read from the peer, after those not parsed yet."""
+        self.buffer = self.buffer + data if self.buffer else data
+
+    def next_message(self, limit):
+        """The next whole message (see the class), or None; ``limit``: the largest
+        Engine.IO packet accepted, of which a fragmented message may carry four
+        times as much (or MAX_FRAME) before it is refused."""
         while True:
-            parsed = self._next_frame()
+            buffer = self.buffer
+            try:
+                parsed = parse_frame(buffer)
+            except FrameTooLarge as exc:
+                raise Over(str(exc)) from None
             if parsed is None:
                 return None
-            fin, opcode, payload = parsed
-            if opcode in (TEXT, BINARY):
+            fin, opcode, payload, end = parsed
+            self.buffer = buffer[end:] if len(buffer) > end else b""
+            if opcode == TEXT or opcode == BINARY:
                 if self.opcode:
                     raise ProtocolError(1002, f"opcode {opcode} inside a fragmented message")
+                if fin:  # a message in one frame (no larger than MAX_FRAME): no fragments kept
+                    return _message(opcode, payload)
                 self.opcode, self.parts = opcode, [payload]
             elif opcode == 0:
                 if not self.opcode:
                     raise ProtocolError(1002, "a continuation frame with nothing to continue")
                 self.parts.append(payload)
+                if sum(map(len, self.parts)) > max(MAX_FRAME, 4 * limit):
+                    raise Over("packet is too large")
+                if fin:
+                    opcode, data = self.opcode, b"".join(self.parts)
+                    self.opcode, self.parts = 0, None
+                    return _message(opcode, data)
             elif opcode == PING:
-                gevent.spawn(self._write_control, frame(payload, PONG))
-                continue
-            elif opcode == PONG:
-                continue
+                return Pong(frame(payload, PONG))
             elif opcode == CLOSE:  # answered (with the peer's code when valid): over
-                self._end(*close_code(payload))
-                raise Over()
-            else:
+                raise PeerClosed(*close_code(payload))
+            elif opcode != PONG:
                 raise ProtocolError(1002, f"unexpected opcode {opcode}")
-            if sum(map(len, self.parts)) > max(MAX_FRAME, 4 * self.socket.server.max_http_buffer_size):
-                log.info("%s: packet is too large; closing", self.socket.sid)
-                raise Over()
-            if not fin:
-                continue
-            opcode, data = self.opcode, b"".join(self.parts)
-            self.opcode, self.parts = 0, None
-            if opcode == BINARY:
-                return bytearray(data)
-            try:
-                return data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ProtocolError(1007, "text that is not UTF-8") from None
 
-    def _next_frame(self):
-        """(fin, opcode, unmasked payload) of the next whole frame, or None."""
-        try:
-            parsed = parse_frame(self.buffer)
-        except FrameTooLarge as exc:
-            log.info("%s: %s; closing", self.socket.sid, exc)
-            raise Over() from None
-        if parsed is None:
-            return None
-        fin, opcode, payload, end = parsed
-        self.buffer = self.buffer[end:] if len(self.buffer) > end else b""
-        return fin, opcode, payload
+
+def _message(opcode, data):
+    """A whole message's ``data`` (bytes) as its reader gets it: BINARY a bytearray, TEXT a str."""
+    if opcode == BINARY:
+        return bytearray(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError(1007, "text that is not UTF-8") from None
