@@ -28,6 +28,7 @@ import socketio
 from app.ops.metrics import Figures, HeraldCollector, keep_snapshots, process_label, register
 from app.realtime.batched_reads import BatchedReads
 from app.realtime.budgets import ReadCoalescer
+from app.realtime.lifecycle import Lifecycle
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.origins import origin_check
 from app.realtime.presence import Presence
@@ -36,8 +37,8 @@ from app.realtime.redis_watch import RedisWatch
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
 from app.realtime.server import HeraldServer
-from app.realtime.storm import Admission
-from app.realtime.streams import StreamHub
+from app.realtime.sse_hub import StreamHub
+from app.realtime.storm import ConnectBounds
 from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
 from app.redis_client import connect
@@ -66,7 +67,8 @@ class Services(NamedTuple):
     api_keys: KnownKeys  # the API keys seen valid (app/web/auth/api_keys.py)
     presence: Presence
     sio: HeraldServer
-    admission: Admission
+    bounds: ConnectBounds  # connects a second, replays at once, sessions per address
+    lifecycle: Lifecycle   # every real-time connection's steps (Socket.IO's and SSE's)
     follower: LiveFollower
     seam: ReplaySeam
     streams: StreamHub
@@ -133,9 +135,10 @@ def build(config):
     tokens = TokenVerifier(client, config["SECRET_KEY"], config["TOKEN_TTL"], host_tokens(config))
     presence = Presence(client, process_label())
     # Bounds for a reconnect storm: connects a second, replays at once (storm.py).
-    admission = Admission(config["ADMIT_RATE"], config["ADMIT_BURST"], config["REPLAY_CONCURRENCY"],
-                          config["REPLAY_QUEUE"], sio.eio.create_event,
-                          sessions_per_address=config["MAX_SESSIONS_PER_ADDRESS"])
+    bounds = ConnectBounds(config["ADMIT_RATE"], config["ADMIT_BURST"],
+                           config["REPLAY_CONCURRENCY"], config["REPLAY_QUEUE"],
+                           sio.eio.create_event,
+                           sessions_per_address=config["MAX_SESSIONS_PER_ADDRESS"])
     recent = Recent(min(MAX_ENTRIES, config["HISTORY_MAX"]))
     follower = live_follower(client, config["REDIS_URL"], recent)
     seam = ReplaySeam(follower, recent)
@@ -144,10 +147,11 @@ def build(config):
     # A connect's reads (its user, its subscriptions) go to Redis with those of every
     # connect at the same moment, in one pipeline (batched_reads.py).
     connect_reads = BatchedReads(client, sio.start_background_task, sio.eio.create_event)
+    lifecycle = Lifecycle(bounds, seam, connect_reads)
     namespace = NotificationsNamespace(
         client, tokens.reading_through(connect_reads), config["MAX_SUBSCRIPTIONS"], presence,
         seam, reads=ReadCoalescer(client, sio.start_background_task, sio.eio.create_event),
-        admission=admission, connect_reads=connect_reads, redis_watch=watch)
+        lifecycle=lifecycle, connect_reads=connect_reads, redis_watch=watch)
     sio.register_namespace(namespace)
     relay = Relay(sio, follower, seam, namespace, streams, watch)
     # The pages' reads: their own small pool with short timeouts, so that a slow
@@ -156,7 +160,8 @@ def build(config):
                          socket_connect_timeout=PAGE_REDIS_TIMEOUT,
                          max_connections=PAGE_REDIS_CONNECTIONS)
     built = Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,
-                     api_keys=KnownKeys(), presence=presence, sio=sio, admission=admission,
+                     api_keys=KnownKeys(), presence=presence, sio=sio, bounds=bounds,
+                     lifecycle=lifecycle,
                      follower=follower, seam=seam, streams=streams, namespace=namespace,
                      relay=relay, redis_watch=watch, page_redis=page_redis,
                      upgrade_refusal=upgrade_refusal(config, sio.eio), metrics=Figures(),

@@ -105,7 +105,7 @@ def web_snapshot(services):
         "join_timeouts": sio.join_timeouts,
         **{name: getattr(services.metrics.server, attr, 0) for name, attr in SERVER_FIGURES.items()},
         # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
-        **services.admission.figures(),
+        **services.bounds.figures(),
         "sse_streams": len(streams),
         "sse_deliveries": streams.delivered,
         "sse_shed": streams.shed,

@@ -16,7 +16,7 @@
                           bounded; past them "unavailable: busy, retry later"
     budgets.py            what one connection may ask: a message budget, coalesced reads
     batched_reads.py      the Redis reads of connects at the same moment, in one pipeline
-    streams.py            Server-Sent Events streams, fed by the same relay
+    sse_hub.py            Server-Sent Events streams, fed by the same relay
                           (the endpoint: app/web/api/stream.py)
     presence.py           who is online: each process's connections per user, in
                           Redis; join/leave as ``presence`` events to watchers

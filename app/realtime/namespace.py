@@ -12,10 +12,16 @@
   replay was whole (false after a reset), how many it sent, and the id from
   which the connection is live (a cursor to resume from); also sent, with
   count 0, to a connection without ``last_id``;
-- ``subscribe`` / ``unsubscribe`` with ``{"topics": [...]}`` (subscribing.py);
+- ``subscribe`` / ``unsubscribe`` with ``{"topics": [...]}`` (topic_rooms.py);
 - a connection opened with a host-app token is disconnected by the server
   when that token expires (its ``exp`` plus JWT_LEEWAY); a client connects
   again with a fresh token (clients/js/herald.js asks ``getToken`` for one).
+
+A connection goes through the lifecycle every real-time connection does
+(lifecycle.py, shared with Server-Sent Events): admitted, counted under its
+address, its topics resolved, held and replayed or live at once, and what it
+took given back when it ends; here it is said in Socket.IO's terms (a refusal
+is a CONNECT_ERROR whose message socket.io-client shows).
 
 The seam between replay and live (seam.py) *holds* the connection before
 the history is read, keeping for it what it delivers meanwhile; after the
@@ -28,15 +34,18 @@ import logging
 
 import socketio
 
-from app.realtime import per_address, presence, replay, rooms, storm
+from app.realtime import presence, rooms
 from app.realtime.batched_reads import BatchedReads
 from app.realtime.deadlines import Deadlines
-from app.realtime.subscribing import Subscribing
+from app.realtime.lifecycle import Lifecycle
+from app.realtime.per_address import RETRY_TOO_MANY, TooMany
+from app.realtime.storm import Busy
+from app.realtime.topic_rooms import TopicRooms
 from app.realtime.wire.admission import opened as handshake_opened
 from app.redis_client import UNAVAILABLE
 from app.stream import state
-from app.stream.envelope import EnvelopeError, check_cursor, restrict
-from app.users import read_state, subscriptions
+from app.stream.envelope import EnvelopeError, check_cursor
+from app.users import read_state
 from app.web.auth import scope, tokens
 
 log = logging.getLogger(__name__)
@@ -45,27 +54,27 @@ Refused = socketio.exceptions.ConnectionRefusedError
 CONNECT_WAIT = 5.0
 
 
-class NotificationsNamespace(Subscribing, socketio.Namespace):
+class NotificationsNamespace(socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
     def __init__(self, client, verifier, max_subscriptions, presence, seam, reads=None,
-                 admission=None, connect_reads=None, redis_watch=None):
+                 lifecycle=None, connect_reads=None, redis_watch=None):
         super().__init__(rooms.NAMESPACE)
         self.client = client
         # What a connect reads goes through (batched_reads.py: with others of the same moment).
         self.connect_reads = connect_reads or BatchedReads.unbatched(client)
         self.verifier = verifier  # app.web.auth.bearer.TokenVerifier
-        self.max_subscriptions = max_subscriptions
         self.seam = seam  # a seam.ReplaySeam: holds for replays, beside the relay's feed
         self.connect_wait = CONNECT_WAIT  # seconds for the CONNECT reply to go out
         self.reads = reads  # a budgets.ReadCoalescer
-        self.admission = admission  # a storm.Admission (connect rate, replay turns), or None
+        # A connection's steps, shared with event streams (without one: no bounds, no count).
+        self.lifecycle = lifecycle or Lifecycle(None, seam, self.connect_reads)
         self.users = {}  # sid -> user name, for this process's connections
         self.addresses = {}  # sid -> the client address its session is counted under
         self.expiries = None  # deadlines.Deadlines: when each connection's token expires
         self.admins = set()  # the sids of admins' connections
-        self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
-        self.joined = {}  # sid -> the topic rooms a limited connection is in
+        # Topic rooms, subscription changes, and the limited connections' limits.
+        self.topic_rooms = TopicRooms(client, self.connect_reads, seam, max_subscriptions)
         self.turns = {}  # sid -> its storm.Turn, while its replay waits or runs
         self.presence = presence  # an app.realtime.presence.Presence: who is online
         self.redis_watch = redis_watch  # a RedisWatch: a connect while Redis is down hears so
@@ -75,12 +84,17 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
     def on_connect(self, sid, environ, auth=None):
         try:
             auth = auth if isinstance(auth, dict) else {}
-            storm.admit_or_refuse(self.admission, auth.get("last_id") is not None)
-            address = per_address.enter(self.admission, environ)
+            address = environ.get("REMOTE_ADDR", "")
+            try:
+                self.lifecycle.admit(address, auth.get("last_id") is not None)
+            except Busy as busy:
+                raise busy.refusal() from None
+            except TooMany as exc:
+                raise Refused(f"unavailable: {exc}", {"retry_after": RETRY_TOO_MANY}) from None
             try:
                 self._connect(sid, auth, address)
             except BaseException:
-                per_address.leave(self.admission, address)
+                self.lifecycle.leave(address)
                 raise
         finally:  # answered: the server may open the next connection
             handshake_opened(environ)
@@ -92,30 +106,32 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                 last_id = check_cursor(last_id)
             who = self.verifier.verify(auth.get("token"))
             name = who.name
-            topics = restrict(subscriptions.list_topics(self.connect_reads, name), who.topics)
+            topics = self.lifecycle.topics(who)
         except tokens.TokenError as exc:
             raise Refused(f"unauthorized: {exc}") from None
         except EnvelopeError as exc:
             raise Refused(f"bad request: {exc}") from None
         except UNAVAILABLE:
             raise Refused("unavailable: Redis is unreachable, retry shortly") from None
-        turn = storm.turn_or_refuse(self.admission) if last_id is not None else None
+        try:
+            turn = self.lifecycle.turn() if last_id is not None else None
+        except Busy as busy:
+            raise busy.refusal() from None
         self.addresses[sid] = address
         self.users[sid] = name
         if who.admin:
             self.admins.add(sid)
         self.presence.opened(name)
-        if who.topics is not None:
-            self.limits[sid] = who.topics
+        self.topic_rooms.limit(sid, who.topics)
         if who.expires is not None:
             self._deadlines().add(sid, who.expires)
         if self.redis_watch is not None and self.redis_watch.down:
             self.server.start_background_task(self._say_status, sid)
         if last_id is None:
             self._go_live(sid, name, topics)
-            self.server.start_background_task(self._say_live, sid, self.seam.follower.position)
+            self.server.start_background_task(self._say_live, sid, self.lifecycle.position())
         else:
-            self.seam.hold(sid, name, topics, who.topics)
+            self.lifecycle.hold(sid, name, topics, who.topics)
             replay_now = functools.partial(self.server.start_background_task, self._replay, sid,
                                            name, topics, last_id, turn)
             if turn is not None:
@@ -126,10 +142,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
                 turn.start = replay_now
 
     def _go_live(self, sid, name, topics):
-        self.enter_room(sid, rooms.user_room(name))
-        rooms.join_topics(self.server, [sid], topics)
-        if sid in self.limits:
-            self.joined[sid] = list(topics)
+        self.topic_rooms.go_live(self.server, sid, name, topics)
 
     def _replay(self, sid, name, topics, last_id, turn=None):
         """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms.
@@ -143,9 +156,9 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             if not self._wait_connected(sid) or (turn is not None and not turn.wait(gone)):
                 self._not_live(sid)
                 return
-            for event, payload in replay.steps(
-                    self.client, self.seam, sid, name, topics, last_id,
-                    lambda live: self._go_live(sid, name, live), gone=gone, info=self._stream_info()):
+            for event, payload in self.lifecycle.replay(
+                    self.client, sid, name, topics, last_id,
+                    lambda live: self._go_live(sid, name, live), gone, info=self._stream_info()):
                 if event == "notifications":  # their JSON as it is: no encoding, no scan
                     self.server.send_page(self.namespace, sid, [text for _id, text in payload])
                 else:
@@ -155,10 +168,9 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             log.warning("replay for %r stopped: Redis is unreachable; disconnecting it", name)
             self.disconnect(sid)
         finally:
+            self.lifecycle.replayed(sid, turn)
             if turn is not None:
-                turn.done()
                 self.turns.pop(sid, None)
-            self.seam.forget_hold(sid)
 
     def _stream_info(self):
         """The stream's state, read once for all the replays starting at this moment
@@ -186,8 +198,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
         eio_sid = self.server.manager.eio_sid_from_sid(sid, self.namespace)
         self.presence.closed(self.users.pop(sid))
         self.admins.discard(sid)
-        self.limits.pop(sid, None)
-        self.joined.pop(sid, None)
+        self.topic_rooms.forget(sid)
         if eio_sid is not None:
             self.server.cut_off(eio_sid, f"its connect reply did not go out within "
                                          f"{self.connect_wait} s, so it never went live")
@@ -220,22 +231,33 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             self.disconnect(sid)
 
     def on_disconnect(self, sid, reason=None):
-        per_address.leave(self.admission, self.addresses.pop(sid, None))
+        self.lifecycle.leave(self.addresses.pop(sid, None))
         name = self.users.pop(sid, None)
         if name is not None:
             self.presence.closed(name)
         self.admins.discard(sid)
-        self.limits.pop(sid, None)
-        self.joined.pop(sid, None)
+        self.topic_rooms.forget(sid)
         if self.expiries is not None:
             self.expiries.cancel(sid)
-        self.seam.forget(sid)
+        self.lifecycle.forget(sid)
         turn = self.turns.pop(sid, None)
         if turn is not None:
             if turn.start is not None and not turn.granted:
                 turn.done()  # it never started: its place in line is let go
             else:
                 turn.wake()  # its replay, waiting for its turn, ends now
+
+    # -- subscriptions (topic_rooms.py) ------------------------------------------
+
+    def on_subscribe(self, sid, *args):
+        return self.topic_rooms.change(self.server, sid, self.users.get(sid), args, adding=True)
+
+    def on_unsubscribe(self, sid, *args):
+        return self.topic_rooms.change(self.server, sid, self.users.get(sid), args, adding=False)
+
+    def apply_change(self, user, added, removed, full=None):
+        """``user``'s subscriptions changed (here, or elsewhere: herald:control)."""
+        self.topic_rooms.apply_change(self.server, user, added, removed, full)
 
     # -- presence ----------------------------------------------------------------
 
@@ -276,7 +298,7 @@ class NotificationsNamespace(Subscribing, socketio.Namespace):
             return {"ok": False, "error": 'payload: must be one object, with any of '
                                           '{"ids": [...], "upto": id, "unread": [...], "seen": id}'}
         try:
-            scope.check_read(self.client, user, self.limits.get(sid), args[0])
+            scope.check_read(self.client, user, self.topic_rooms.limits.get(sid), args[0])
             state = self.reads.mark(user, args[0])
         except scope.OutOfScope as exc:
             return {"ok": False, "error": str(exc)}

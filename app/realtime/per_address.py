@@ -12,7 +12,6 @@ request came through a trusted proxy), and past ``limit`` one more is
 refused with a reason. The default (``MAX_SESSIONS_PER_ADDRESS``, 3,000) is
 three tabs each for a 1,000-person office behind one address.
 """
-import socketio
 
 RETRY_TOO_MANY = 10  # seconds: a refused client's retry_after
 
@@ -49,22 +48,3 @@ class SessionsPerAddress:
             self.open[address] = count
         else:
             self.open.pop(address, None)
-
-
-def enter(admission, environ):
-    """Count a Socket.IO session from the request's address in ``admission`` (storm.py);
-    its address, or a refusal that socket.io-client shows: ``unavailable: too many...``."""
-    address = environ.get("REMOTE_ADDR", "")
-    if admission is not None:
-        try:
-            admission.sessions.enter(address)
-        except TooMany as exc:
-            raise socketio.exceptions.ConnectionRefusedError(
-                f"unavailable: {exc}", {"retry_after": RETRY_TOO_MANY}) from None
-    return address
-
-
-def leave(admission, address):
-    """The session counted under ``address`` ended (None: it was never counted)."""
-    if admission is not None and address is not None:
-        admission.sessions.leave(address)

@@ -4,12 +4,12 @@ It follows ``herald:live`` through a :class:`~app.stream.follow.LiveFollower` (w
 never misses a notification, even across a Redis restart) and emits each
 notification once, to the rooms of the prefixes of its topic (or to its
 owner's room when private), as the JSON Redis delivered; what arrived
-together is fanned out together (see HeraldServer.fan_out_many). It also
+together is fanned out together (wire/fanout.py). It also
 follows ``herald:control``: subscription changes made through other
 processes, read-state and archive/snooze changes for a user's tabs, presence,
 and credentials that ended (app.stream.control; one handler per kind).
 
-Server-Sent Events streams (streams.py) get the same batches, by the same
+Server-Sent Events streams (sse_hub.py) get the same batches, by the same
 rooms, and follow the same control messages.
 
 For connections that resume from a ``last_id`` it fills the window of recent

@@ -1,4 +1,4 @@
-"""Admission under a reconnect storm: connects at a bounded rate, replays a few at a time.
+"""Bounds under a reconnect storm: connects at a bounded rate, replays a few at a time.
 
 When a web process restarts, every client it had comes back within seconds
 (socket.io issue 5413 calls it "a self-inflicted DDoS"). Each connect costs
@@ -22,7 +22,7 @@ the same moment. So each web process:
   treats every ``unavailable`` refusal: it retries, no sooner than
   ``retry_after``, plus a random delay (clients/js/herald.js).
 
-``retry_after`` comes from the process's :class:`Schedule`: each refusal is
+``retry_after`` comes from the process's :class:`RetrySchedule`: each refusal is
 given the next free moment at the rate the process admits connects
 (``rate``; without one, the rate replays got done over the last few
 seconds, and at least ``8 × concurrency`` a second), so that the clients
@@ -63,7 +63,7 @@ class Busy(Exception):
         return socketio.exceptions.ConnectionRefusedError(BUSY, {"retry_after": self.retry_after})
 
 
-class Schedule:
+class RetrySchedule:
     """Hands each refused client the next free moment at ``rate`` a second, so that
     those told to come back arrive no faster than they can be taken."""
 
@@ -192,7 +192,7 @@ class ReplayTurns:
             self.running -= 1
 
 
-class Admission:
+class ConnectBounds:
     """A web process's bounds on connects and replays (see the module)."""
 
     def __init__(self, rate, burst, concurrency, queue, create_event, clock=time.monotonic,
@@ -200,7 +200,7 @@ class Admission:
         self.sessions = SessionsPerAddress(sessions_per_address)  # per_address.py
         self.rate = rate
         self.bucket = TokenBucket(rate, max(1, burst or rate), clock) if rate > 0 else None
-        self.schedule = Schedule(clock)  # one for the process: refused for either bound
+        self.schedule = RetrySchedule(clock)  # one for the process: refused for either bound
         self.clock = clock
         self.turns = ReplayTurns(concurrency, queue, create_event, clock)
         self.deferred = {"rate": 0, "replays": 0}  # connects told to retry later, by bound
@@ -232,22 +232,3 @@ class Admission:
                 "connects_deferred_replays": self.deferred["replays"],
                 "replays_running": self.turns.running,
                 "replays_waiting": len(self.turns.waiting)}
-
-
-def admit_or_refuse(admission, resuming):
-    """For a Socket.IO connect: past the connect rate, or with no room for one more
-    replay, refused at once with "retry later" (``admission`` None: no bounds)."""
-    if admission is not None:
-        try:
-            admission.admit(resuming)
-        except Busy as busy:
-            raise busy.refusal() from None
-
-
-def turn_or_refuse(admission):
-    """For a Socket.IO connect: a turn to be replayed, refused at once when too many
-    wait already (``admission`` None: no bounds, no turn)."""
-    try:
-        return admission.replay_turn() if admission is not None else None
-    except Busy as busy:
-        raise busy.refusal() from None

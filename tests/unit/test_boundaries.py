@@ -126,6 +126,8 @@ LONGER = {
     "app/realtime/wire/admission.py": "one server's admission of connections: limits, "
                                       "handshake slots, parking, eviction",
     "app/ops/metrics.py": "a web process's figures and their Prometheus families",
+    "app/realtime/namespace.py": "the Socket.IO contract at /notifications: each event's "
+                                 "handler, over the lifecycle and the topic rooms",
 }
 
 

@@ -35,7 +35,7 @@ CONNECTION = "herald.connection"  # environ key: the pywsgi handler serving the 
 
 class DirectEvents:
     """Writes to one event stream's socket beside pywsgi (see the module): the hub
-    (streams.py) writes through ``writer`` (its ``write_now``, ``busy`` and
+    (sse_hub.py) writes through ``writer`` (its ``write_now``, ``busy`` and
     ``failed``), framed as ``handler.response_use_chunked`` says (:func:`frame`)."""
 
     __slots__ = ("handler", "writer", "watcher")

@@ -41,4 +41,4 @@ def test_an_event_stream_past_the_limit_is_refused_and_a_closed_one_frees_its_pl
     third = client.get("/api/stream", headers=bearer(user[0]), buffered=False)
     assert third.status_code == 200
     third.close()
-    assert of_app(app).admission.sessions.open == {}
+    assert of_app(app).bounds.sessions.open == {}

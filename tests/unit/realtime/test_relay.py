@@ -14,7 +14,7 @@ from app.realtime.recent import Recent
 from app.realtime.redis_watch import RedisWatch
 from app.realtime.relay import Relay
 from app.realtime.seam import ReplaySeam
-from app.realtime.streams import StreamHub
+from app.realtime.sse_hub import StreamHub
 from app.stream import control
 from app.stream.follow import LiveFollower
 from app.stream.publish import Bus

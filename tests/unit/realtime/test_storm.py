@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from app.realtime.storm import BUSY, RETRY_AFTER_MAX, RETRY_AFTER_MIN, Admission, Busy
+from app.realtime.storm import BUSY, RETRY_AFTER_MAX, RETRY_AFTER_MIN, Busy, ConnectBounds
 
 
 class Clock:
@@ -18,7 +18,7 @@ class Clock:
 
 def admission(rate=0, burst=0, concurrency=0, queue=0):
     clock = Clock()
-    return Admission(rate, burst, concurrency, queue, threading.Event, clock), clock
+    return ConnectBounds(rate, burst, concurrency, queue, threading.Event, clock), clock
 
 
 def test_connects_past_the_rate_are_told_to_come_back_spread_out():

@@ -22,6 +22,8 @@ direct write failed (the peer is gone).
 import itertools
 import queue
 
+import orjson
+
 from app.realtime import rooms
 from app.realtime.wire.events import frame
 from app.stream.envelope import id_key, restrict
@@ -35,6 +37,11 @@ def notification(entry_id, text):
     if isinstance(text, str):
         text = text.encode()
     return b"id: " + entry_id.encode() + b"\ndata: " + text + b"\n\n"
+
+
+def event(name, payload):
+    """One named event (``name``: bytes), its data the payload's JSON."""
+    return b"event: " + name + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
 
 
 class Stream:

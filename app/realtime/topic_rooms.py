@@ -1,18 +1,18 @@
-"""The ``subscribe`` / ``unsubscribe`` events of NotificationsNamespace, and how a
-subscription change moves this process's connections between topic rooms.
+"""Which topic rooms this process's Socket.IO connections are in: the ``subscribe`` /
+``unsubscribe`` events of NotificationsNamespace, and how a subscription change
+moves connections between rooms.
 
 Subscriptions are the user's (kept in Redis), so every tab of that user, in
 every web process, follows a change: here at once, elsewhere through
-``herald:control`` (the relay calls :meth:`Subscribing.apply_change`). A
+``herald:control`` (the relay calls :meth:`TopicRooms.apply_change`). A
 connection whose token limits it to some topic prefixes (a host-app token's
 ``topics`` claim) may change subscriptions only inside them, and is in the
 rooms of what the user's subscriptions cover inside them.
 
-A mixin of app/realtime/namespace.py's class, which holds what it uses:
-``client``, ``connect_reads`` (batched reads), ``server``, ``seam``,
-``max_subscriptions``, ``users`` (sid -> user), ``limits`` (sid -> prefixes,
-limited ones only) and ``joined`` (sid -> the topic rooms a limited
-connection is in).
+A collaborator of app/realtime/namespace.py's class, with its own state: the
+limits of the limited connections and the topic rooms each of them is in.
+Rooms are the Socket.IO server's; it is passed to each call that moves a
+connection (the namespace's ``server``, set when it is registered).
 """
 import logging
 
@@ -24,21 +24,39 @@ from app.users import subscriptions
 log = logging.getLogger("app.realtime.namespace")
 
 
-class Subscribing:
-    """Handlers and room moves for subscription changes (see the module's docstring)."""
+class TopicRooms:
+    """Rooms and subscription changes (see the module). ``client``: Redis, for changes;
+    ``reads``: where a subscription list is read (batched_reads.py); ``seam``: whose
+    held connections follow changes; ``max_subscriptions``: a user's most."""
 
+    def __init__(self, client, reads, seam, max_subscriptions):
+        self.client = client
+        self.reads = reads
+        self.seam = seam
+        self.max_subscriptions = max_subscriptions
+        self.limits = {}  # sid -> the prefixes it is limited to, for limited ones only
+        self.joined = {}  # sid -> the topic rooms a limited connection is in
 
-    # Handlers take ``*args``: a client may send an event with no payload, or
-    # several; either is answered with an error, never a crashed handler.
+    def limit(self, sid, prefixes):
+        """``sid``'s token limits it to ``prefixes`` (None: not limited)."""
+        if prefixes is not None:
+            self.limits[sid] = prefixes
 
-    def on_subscribe(self, sid, *args):
-        return self._change(sid, args, adding=True)
+    def go_live(self, server, sid, user, topics):
+        """``sid`` of ``user`` joins its user's room and its topics' rooms, in one step."""
+        server.enter_room(sid, rooms.user_room(user), namespace=rooms.NAMESPACE)
+        rooms.join_topics(server, [sid], topics)
+        if sid in self.limits:
+            self.joined[sid] = list(topics)
 
-    def on_unsubscribe(self, sid, *args):
-        return self._change(sid, args, adding=False)
+    def forget(self, sid):
+        self.limits.pop(sid, None)
+        self.joined.pop(sid, None)
 
-    def _change(self, sid, args, adding):
-        user = self.users.get(sid)
+    def change(self, server, sid, user, args, adding):
+        """The ``subscribe`` (``adding``) or ``unsubscribe`` event of ``sid`` (of ``user``,
+        None when not connected) with its ``args``: the acknowledgement. A client may
+        send an event with no payload, or several: an error, never a crashed handler."""
         if user is None:
             return {"ok": False, "error": "not connected"}
         if len(args) != 1:
@@ -48,7 +66,7 @@ class Subscribing:
             topics = subscriptions.parse_topics(data)
             self._check_limits(sid, topics)
             if not topics:  # asks for the list only (herald.js, on every connect): a read
-                full, changed = subscriptions.list_topics(self.connect_reads, user), []
+                full, changed = subscriptions.list_topics(self.reads, user), []
             elif adding:
                 full, changed = subscriptions.add(self.client, user, topics, self.max_subscriptions)
             else:
@@ -60,7 +78,8 @@ class Subscribing:
             return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
         # Apply here before acking; other processes follow via herald:control.
         if changed:
-            self.apply_change(user, changed if adding else [], [] if adding else changed, full)
+            self.apply_change(server, user, changed if adding else [], [] if adding else changed,
+                              full)
         return {"ok": True, "topics": full}
 
     def _check_limits(self, sid, topics):
@@ -74,30 +93,30 @@ class Subscribing:
                     f"topics: {topic!r} is outside what this connection's token allows "
                     f"({', '.join(limit)})")
 
-    def apply_change(self, user, added, removed, full=None):
+    def apply_change(self, server, user, added, removed, full=None):
         """Move this process's connections of ``user`` into/out of topic rooms.
 
         ``full`` is the user's whole list after the change (None when the
         announcement lacked it): a limited connection's rooms are what that
         list covers inside its limits.
         """
-        sids = rooms.connections_of(self.server, user)
+        sids = rooms.connections_of(server, user)
         free = [sid for sid in sids if sid not in self.limits]
-        rooms.join_topics(self.server, free, added)
-        rooms.leave_topics(self.server, free, removed)
+        rooms.join_topics(server, free, added)
+        rooms.leave_topics(server, free, removed)
         for sid in sids:
             limit = self.limits.get(sid)
             if limit is not None:
-                self._move_limited(sid, limit, added, removed, full)
+                self._move_limited(server, sid, limit, added, removed, full)
         self.seam.update_held(user, added, removed, full)
 
-    def _move_limited(self, sid, limit, added, removed, full):
+    def _move_limited(self, server, sid, limit, added, removed, full):
         before = self.joined.get(sid, [])
         if full is not None:
             now = restrict(full, limit)
         else:
             gone = set(restrict(removed, limit))
             now = sorted(set(before) - gone | set(restrict(added, limit)))
-        rooms.join_topics(self.server, [sid], [t for t in now if t not in before])
-        rooms.leave_topics(self.server, [sid], [t for t in before if t not in now])
+        rooms.join_topics(server, [sid], [t for t in now if t not in before])
+        rooms.leave_topics(server, [sid], [t for t in before if t not in now])
         self.joined[sid] = now

@@ -5,7 +5,7 @@ import gevent.socket
 import pytest
 
 from app.realtime import rooms
-from app.realtime.streams import END, Stream, StreamHub
+from app.realtime.sse_hub import END, Stream, StreamHub
 from app.realtime.wire.events import DirectEvents
 
 

@@ -1,0 +1,86 @@
+"""One lifecycle for every real-time connection, Socket.IO's and Server-Sent Events' alike.
+
+A connection of either kind goes through the same steps, in this order, and
+what a step took is given back when the connection ends, however it ends:
+
+1. **admitted** (storm.py): at the process's connect rate, and, when it resumes
+   from a cursor, only while a replay could take it; else refused at once
+   with :class:`~.storm.Busy` and its ``retry_after``;
+2. **counted** under its client address (per_address.py): at most
+   MAX_SESSIONS_PER_ADDRESS each, else :class:`~.per_address.TooMany`;
+3. its **topics** resolved: its user's subscriptions, within its
+   credential's ``topics`` limit;
+4. resuming: a **replay turn** reserved (a bounded number run at once) and the
+   connection **held** by the seam (seam.py), so that what is published while
+   history is read is kept for it; not resuming: live at once, its cursor the
+   relay's **position**;
+5. **replayed** (replay.py), then **live** in its rooms;
+6. **ended**: its turn given back, the seam's hold forgotten, its address's
+   count let go.
+
+The transports differ only in how they say a refusal (a Socket.IO
+CONNECT_ERROR: app/realtime/namespace.py; a ``busy`` event or a 429:
+app/realtime/sse_stream.py), how they join rooms and how they write; this
+module knows neither. It keeps no state per connection: each transport keeps
+the address, the turn and the key with the rest of its connection's state.
+"""
+from app.realtime import replay
+from app.stream.envelope import restrict
+from app.users import subscriptions
+
+
+class Lifecycle:
+    """The steps above for one web process: ``bounds`` its storm.ConnectBounds (None:
+    no bounds, no count), ``seam`` its ReplaySeam, ``reads`` what a connection's
+    subscriptions are read through (batched_reads.py: with the others of the moment)."""
+
+    def __init__(self, bounds, seam, reads):
+        self.bounds = bounds
+        self.seam = seam
+        self.reads = reads
+
+    def admit(self, address, resuming):
+        """Steps 1 and 2, or :class:`~.storm.Busy` or :class:`~.per_address.TooMany`
+        raised with nothing left counted. :meth:`leave` gives the count back."""
+        if self.bounds is not None:
+            self.bounds.admit(resuming)
+            self.bounds.sessions.enter(address)
+
+    def leave(self, address):
+        """The connection counted under ``address`` ended (None: it never was)."""
+        if self.bounds is not None and address is not None:
+            self.bounds.sessions.leave(address)
+
+    def topics(self, who):
+        """Step 3: the topic prefixes ``who`` (a credential: app/web/auth) follows."""
+        return restrict(subscriptions.list_topics(self.reads, who.name), who.topics)
+
+    def turn(self):
+        """Step 4 for a resuming connection: its storm.Turn (None without bounds), or
+        :class:`~.storm.Busy` when too many wait already."""
+        return self.bounds.replay_turn() if self.bounds is not None else None
+
+    def hold(self, key, user, topics, limit):
+        """Step 4: from now on what the relay delivers for ``key`` is kept for it."""
+        self.seam.hold(key, user, topics, limit)
+
+    def position(self):
+        """Where a connection going live now starts: every notification after it reaches it."""
+        return self.seam.follower.position
+
+    def replay(self, client, key, user, topics, last_id, go_live, gone, **options):
+        """Step 5: replay.steps for ``key``, held since :meth:`hold`."""
+        return replay.steps(client, self.seam, key, user, topics, last_id, go_live, gone=gone,
+                            **options)
+
+    def replayed(self, key, turn):
+        """Step 5 is over (done, cut short or failed): the turn is the next one's, and
+        the seam holds nothing more for ``key``."""
+        if turn is not None:
+            turn.done()
+        self.seam.forget_hold(key)
+
+    def forget(self, key):
+        """Step 6 for the seam: ``key`` is gone (any hold left; its floor, if any, the
+        relay drops as it passes it)."""
+        self.seam.forget(key)
