@@ -42,3 +42,18 @@ def test_an_event_stream_past_the_limit_is_refused_and_a_closed_one_frees_its_pl
     assert third.status_code == 200
     third.close()
     assert of_app(app).bounds.sessions.open == {}
+
+
+def test_a_socketio_connect_and_an_event_stream_share_one_count_per_address(
+        redis_server, redis, user):
+    """Both go through one lifecycle (app/realtime/lifecycle.py): one count, one limit."""
+    import socketio
+
+    app = create_app(TestConfig(redis_server.url, MAX_SESSIONS_PER_ADDRESS=1))
+    stream = app.test_client().get("/api/stream", headers=bearer(user[0]), buffered=False)
+    assert stream.status_code == 200
+    namespace = of_app(app).namespace
+    with pytest.raises(socketio.exceptions.ConnectionRefusedError, match="too many sessions"):
+        namespace.on_connect("sid-1", {"REMOTE_ADDR": "127.0.0.1"}, {"token": user[0]})
+    stream.close()
+    assert of_app(app).bounds.sessions.open == {}
