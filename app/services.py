@@ -27,11 +27,11 @@ import socketio
 
 from app.ops.metrics import Figures, HeraldCollector, keep_snapshots, process_label, register
 from app.realtime.batched_reads import BatchedReads
-from app.realtime.budgets import ReadCoalescer
 from app.realtime.lifecycle import Lifecycle
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.origins import origin_check
 from app.realtime.presence import Presence
+from app.realtime.read_marks import ReadMarks
 from app.realtime.recent import MAX_ENTRIES, Recent
 from app.realtime.redis_watch import RedisWatch
 from app.realtime.relay import Relay
@@ -150,7 +150,7 @@ def build(config):
     lifecycle = Lifecycle(bounds, seam, connect_reads)
     namespace = NotificationsNamespace(
         client, tokens.reading_through(connect_reads), config["MAX_SUBSCRIPTIONS"], presence,
-        seam, reads=ReadCoalescer(client, sio.start_background_task, sio.eio.create_event),
+        seam, marks=ReadMarks(client, sio.start_background_task, sio.eio.create_event),
         lifecycle=lifecycle, connect_reads=connect_reads, redis_watch=watch)
     sio.register_namespace(namespace)
     relay = Relay(sio, follower, seam, namespace, streams, watch)

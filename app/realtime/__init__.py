@@ -1,29 +1,11 @@
-"""Socket.IO for Herald: how a notification gets from Redis to a browser.
+"""Socket.IO and Server-Sent Events for Herald: how a notification gets from Redis to a browser.
 
-    app/stream/publish.py one Lua script: the stream entry and the live copy
-    app/stream/follow.py  LiveFollower: herald:live followed without missing anything
-    relay.py              ONE Redis subscription and ONE greenlet per process -> rooms
-    redis_watch.py        whether this process reaches Redis, told to its browsers
-                          (``status``) when that changes: nothing per notification
-    rooms.py              which connections want a notification
-    seam.py               ReplaySeam: no gap and no duplicate between replay and live
-    replay.py             one replay (held, read, released), for sockets and streams
-    namespace.py          NotificationsNamespace: connect, replay, subscriptions, read
-    server.py             HeraldServer: Socket.IO policy (fan-out, shedding slow
-                          clients, refusing bad packets)
-    origins.py            which pages may connect (Herald's own, SOCKETIO_ORIGINS)
-    storm.py              a reconnect storm: connects a second and replays at once
-                          bounded; past them "unavailable: busy, retry later"
-    budgets.py            what one connection may ask: a message budget, coalesced reads
-    batched_reads.py      the Redis reads of connects at the same moment, in one pipeline
-    sse_hub.py            Server-Sent Events streams, fed by the same relay
-                          (the endpoint: app/web/api/stream.py)
-    presence.py           who is online: each process's connections per user, in
-                          Redis; join/leave as ``presence`` events to watchers
-    wire/                 everything below python-socketio's public API: the
-                          websocket transport, fan-out frames, the client manager,
-                          the server's admission (see docs/realtime.md)
-    clients/js/herald.js  the browser's end
+One relay per web process follows Redis and fans each notification out to the
+connections that want it; every connection, Socket.IO's or SSE's, goes through
+one lifecycle (lifecycle.py); ``wire/`` holds the HTTP and websocket transport
+below python-socketio's public API. docs/architecture.md has the one map of
+this package, file by file (tests/unit/test_docs_index.py keeps it whole), and
+the path of one notification; docs/realtime.md the reasons and the figures.
 
 app/services.py builds these objects and wires them, each given its
 collaborators when made. python-socketio 5 replaces gevent-socketio (Python 2

@@ -57,7 +57,7 @@ CONNECT_WAIT = 5.0
 class NotificationsNamespace(socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
-    def __init__(self, client, verifier, max_subscriptions, presence, seam, reads=None,
+    def __init__(self, client, verifier, max_subscriptions, presence, seam, marks=None,
                  lifecycle=None, connect_reads=None, redis_watch=None):
         super().__init__(rooms.NAMESPACE)
         self.client = client
@@ -66,7 +66,7 @@ class NotificationsNamespace(socketio.Namespace):
         self.verifier = verifier  # app.web.auth.bearer.TokenVerifier
         self.seam = seam  # a seam.ReplaySeam: holds for replays, beside the relay's feed
         self.connect_wait = CONNECT_WAIT  # seconds for the CONNECT reply to go out
-        self.reads = reads  # a budgets.ReadCoalescer
+        self.marks = marks  # a read_marks.ReadMarks: read-state changes, coalesced
         # A connection's steps, shared with event streams (without one: no bounds, no count).
         self.lifecycle = lifecycle or Lifecycle(None, seam, self.connect_reads)
         self.users = {}  # sid -> user name, for this process's connections
@@ -299,7 +299,7 @@ class NotificationsNamespace(socketio.Namespace):
                                           '{"ids": [...], "upto": id, "unread": [...], "seen": id}'}
         try:
             scope.check_read(self.client, user, self.topic_rooms.limits.get(sid), args[0])
-            state = self.reads.mark(user, args[0])
+            state = self.marks.mark(user, args[0])
         except scope.OutOfScope as exc:
             return {"ok": False, "error": str(exc)}
         except read_state.ReadStateError as exc:

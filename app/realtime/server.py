@@ -13,7 +13,7 @@
   reserved ``connect``/``disconnect`` events, nor events Herald does not
   know; malformed ones make python-socketio raise. Each is answered by
   disconnecting the client with one warning, never a traceback.
-- **A budget per connection** (budgets.py): past ``message_rate`` Socket.IO
+- **A budget per connection** (token_bucket.py): past ``message_rate`` Socket.IO
   messages a second (bursts of ``message_burst``) a client is cut off before
   its message costs anything, and counted.
 - **A deadline to join**: an Engine.IO connection that has not joined the
@@ -30,8 +30,8 @@ import socket as sockets
 
 import socketio
 
-from app.realtime.budgets import TokenBucket
 from app.realtime.rooms import NAMESPACE
+from app.realtime.token_bucket import TokenBucket
 from app.realtime.wire import EngineIO, Wheel
 from app.realtime.wire.fanout import FanOut
 

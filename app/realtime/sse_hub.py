@@ -8,7 +8,7 @@ subscription of its own; routing uses the same rooms (rooms.py): a stream is
 in its user's room and in the room of each prefix it follows.
 
 A stream that is idle (its greenlet waits on an empty queue, nothing is
-being written) and has a direct writer (wire/events.py: served by Herald's
+being written) and has a direct writer (wire/sse_writer.py: served by Herald's
 pywsgi handler) is written to by the fan-out loop itself, as an idle
 websocket is: what the relay hands on together goes out in one write,
 built once for every stream that gets the same notifications, and no
@@ -25,7 +25,7 @@ import queue
 import orjson
 
 from app.realtime import rooms
-from app.realtime.wire.events import frame
+from app.realtime.wire.sse_writer import frame
 from app.stream.envelope import id_key, restrict
 
 END = object()  # queued to end a stream

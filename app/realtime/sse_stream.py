@@ -23,7 +23,7 @@ import time
 from app.realtime.sse_hub import END, Stream, event, notification
 from app.realtime.storm import BUSY
 from app.realtime.wire.admission import opened as handshake_opened
-from app.realtime.wire.events import DirectEvents
+from app.realtime.wire.sse_writer import DirectEvents
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
 

@@ -10,7 +10,7 @@ everybody's replay, and the process would hold every replay in memory at
 the same moment. So each web process:
 
 - admits at most ``rate`` connects a second, in bursts of up to ``burst``
-  (:class:`~.budgets.TokenBucket`; ``rate`` 0: no bound), Socket.IO connects
+  (:class:`~.token_bucket.TokenBucket`; ``rate`` 0: no bound), Socket.IO connects
   and event streams alike;
 - runs at most ``concurrency`` replays at once; up to ``queue`` more wait
   their turn (their connection is accepted and held by the relay, so
@@ -37,8 +37,8 @@ import time
 
 import socketio
 
-from app.realtime.budgets import TokenBucket
 from app.realtime.per_address import SessionsPerAddress
+from app.realtime.token_bucket import TokenBucket
 
 BUSY = "unavailable: busy, retry later"
 RETRY_AFTER_MIN = 0.25  # seconds: the earliest a refused client is asked back

@@ -24,7 +24,7 @@ request has become a websocket:
 
 Any other request's environ holds this handler (``herald.connection``) for
 its life: an event stream's socket is written from the fan-out loop too
-(events.py).
+(sse_writer.py).
 """
 import io
 import socket
@@ -34,9 +34,9 @@ from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
 
 from app.ops.redact import redact_requestline, redact_text
 from app.realtime.wire.admission import SERVER
-from app.realtime.wire.events import CONNECTION
 from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.request_clock import RequestClock
+from app.realtime.wire.sse_writer import CONNECTION
 from app.realtime.wire.writer import LeanWriter
 
 READ_BUFFER = 512
@@ -217,7 +217,7 @@ class WebSocketHandler(_WebSocketHandler):
         environ = super().get_environ()
         if environ.get("HTTP_UPGRADE", "").lower() == "websocket":
             self.headers = None
-        else:  # an event stream may write beside pywsgi (events.py)
+        else:  # an event stream may write beside pywsgi (sse_writer.py)
             environ[CONNECTION] = self
         return environ
 

@@ -2,7 +2,8 @@
 
 import gevent
 
-from app.realtime.budgets import ReadCoalescer, TokenBucket
+from app.realtime.read_marks import ReadMarks
+from app.realtime.token_bucket import TokenBucket
 from app.stream.publish import Bus
 from app.users import read_state
 
@@ -18,7 +19,7 @@ def test_a_bucket_allows_its_burst_then_its_rate():
 
 
 def test_reads_that_arrive_together_are_one_transaction(redis):
-    coalescer = ReadCoalescer(redis, gevent.spawn, gevent.event.Event)
+    coalescer = ReadMarks(redis, gevent.spawn, gevent.event.Event)
     bus = Bus(redis)
     ids = [bus.publish("t", f"n{i}", user="ann") for i in range(20)]
     acks = [gevent.spawn(coalescer.mark, "ann", {"ids": [entry_id]}) for entry_id in ids]

@@ -6,7 +6,7 @@ import pytest
 
 from app.realtime import rooms
 from app.realtime.sse_hub import END, Stream, StreamHub
-from app.realtime.wire.events import DirectEvents
+from app.realtime.wire.sse_writer import DirectEvents
 
 
 def drain(stream):
@@ -53,7 +53,7 @@ def test_a_stream_that_falls_behind_is_ended():
     assert "too slow" in slow.ended and hub.shed == 1 and len(hub) == 0
 
 
-# -- idle streams written by the fan-out loop itself (wire/events.py) ----------------
+# -- idle streams written by the fan-out loop itself (wire/sse_writer.py) ----------------
 
 class Response:
     """What DirectEvents reads of pywsgi's handler: the socket, and the framing."""

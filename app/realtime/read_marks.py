@@ -1,44 +1,13 @@
-"""What one connection may ask of a web process: a budget of messages, and coalesced reads.
+"""Marking read, coalesced: a user's ``read`` events that arrive together (tabs, a
+burst) become one Redis transaction, and each is acknowledged with the change
+that was applied.
 
-A signed-in client can send Socket.IO messages as fast as its link allows;
-each costs a greenlet and, for ``read``, a Redis transaction. Unchecked, one
-connection sending 100,000 ``read`` events in a few seconds exhausted the
-Redis pool (a REST publish then waited 14 s), starved everyone else and grew
-the process by 800 MB it kept.
-
-- :class:`TokenBucket`: each connection may send ``rate`` messages a second,
-  in bursts of up to ``burst``; one past that is refused before any work is
-  done for it, and the connection is cut off (HeraldServer counts it).
-- :class:`ReadCoalescer`: ``read`` events of one user that arrive together
-  (tabs, a burst) become one Redis transaction; each is acknowledged with the
-  change that was applied.
+"Read" here is the user's read state (app/users/read_state.py: read,
+unread, all read up to, seen), not a read from Redis (those are
+batched_reads.py's).
 """
-import time
-
 from app.stream.envelope import id_key
 from app.users import read_state
-
-
-class TokenBucket:
-    """``rate`` tokens a second, at most ``burst`` saved up; ``take()`` spends one."""
-
-    __slots__ = ("rate", "burst", "tokens", "at")
-
-    def __init__(self, rate, burst, clock=time.monotonic):
-        self.rate = rate
-        self.burst = burst
-        self.tokens = float(burst)
-        self.at = clock()
-
-    def take(self, clock=time.monotonic):
-        """True when a token was left (and is now spent)."""
-        now = clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
 
 
 class _Batch:
@@ -49,7 +18,7 @@ class _Batch:
         self.done, self.change, self.error = event, None, None
 
 
-class ReadCoalescer:
+class ReadMarks:
     """Merges a user's read-state changes made at the same moment into one transaction.
 
     ``spawn(function, *args)`` runs a function in a greenlet of its own;
