@@ -69,8 +69,7 @@ class Connection:
     """
 
     __slots__ = ("socket", "sock", "raw", "writer", "watcher", "parser", "closed", "ended",
-                 "paused", "heard", "release", "silences", "timeout",
-                 "__weakref__")  # the silences wheel holds it weakly (pings.py)
+                 "paused", "heard", "release", "silences", "timeout")
 
     def __init__(self, socket, sock, writer, release, silences, timeout):
         self.socket = socket
@@ -273,6 +272,11 @@ class Connection:
             release, self.release = self.release, None
             if release is not None:
                 release()
+
+
+def connection_sid(connection):
+    """What the silences wheel holds of ``connection``: its session's id (pings.py)."""
+    return connection.socket.sid
 
 
 def check_silence(connection):

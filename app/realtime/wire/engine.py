@@ -33,7 +33,7 @@ import urllib.parse
 import engineio
 from engineio import socket as eio_socket
 
-from app.realtime.wire.connection import check_silence
+from app.realtime.wire.connection import Connection, check_silence, connection_sid
 from app.realtime.wire.pings import PingWheel, Wheel
 from app.realtime.wire.queues import BoundedQueue
 from app.realtime.wire.websocket import LeanWebSocket
@@ -65,7 +65,7 @@ class EngineIO(engineio.Server):
         self.lean = self.async_mode == "gevent"  # else built for the CLI or tests, not served
         if self.lean:
             self._async = dict(self._async, websocket=_websocket_driver)
-        self.pings = PingWheel()
+        self.pings = PingWheel(self.session)
         self._silences = {}  # websocket timeout (s) -> the Wheel checking connections' silence
         self.refused_packets = 0  # malformed Engine.IO packets (counted by websocket.serve)
 
@@ -74,8 +74,21 @@ class EngineIO(engineio.Server):
         seconds; one per timeout, as a Wheel needs one delay for all its items."""
         wheel = self._silences.get(timeout)
         if wheel is None:
-            wheel = self._silences[timeout] = Wheel(check_silence, weak=True)
+            wheel = self._silences[timeout] = Wheel(check_silence, key=connection_sid,
+                                                    find=self.connection)
         return wheel
+
+    def session(self, sid):
+        """The open Engine.IO session ``sid`` (python-engineio's Socket), or None. Not
+        ``sockets.get`` bound once: python-engineio replaces the dict when it disconnects
+        every client."""
+        return self.sockets.get(sid)
+
+    def connection(self, sid):
+        """The hub-read Connection serving session ``sid``, if it is one and still open."""
+        socket = self.sockets.get(sid)
+        connection = getattr(socket.queue, "ws", None) if socket is not None else None
+        return connection if isinstance(connection, Connection) else None
 
     def create_queue(self, *args, **kwargs):
         if not self.lean:

@@ -7,14 +7,17 @@ FIFO of due times is already in due order, and one greenlet can walk it.
 The same holds for any fixed delay, such as the time a new connection has to
 join Herald's namespace (app/realtime/server.py).
 
-A wheel of connections holds them weakly: a connection that ended is freed at
-once, not kept (with its queue, buffers and session) until its turn comes up
-to 25 s later, which under churn was ``sessions/s x 25 s`` ended connections
-alive at any moment (bench/churn.py, issue 35).
+A wheel of connections holds their session ids, not the connections, and
+finds each again when its turn comes (``find``): a connection that ended is
+freed at once, not kept (with its queue, buffers and session) until its turn
+comes up to 25 s later, which under churn was ``sessions/s x 25 s`` ended
+connections alive at any moment (bench/churn.py, issue 35). The id is the
+string the session holds already: a wheel costs a connection nothing more
+(a weak reference cost two objects a connection, 0.2 KiB of its 5.7).
 """
 import collections
+import operator
 import time
-import weakref
 
 import gevent
 from engineio import packet as eio_packet
@@ -24,16 +27,17 @@ class Wheel:
     """Calls ``action(item)`` ``delay`` seconds after ``schedule(item, delay)``, for
     many items, from one greenlet that exists only while something is due.
     ``delay`` must be the same for every item (that is what keeps the FIFO in order).
-    ``weak``: hold items by weak reference, and skip those gone by their turn."""
+    With ``key`` and ``find``, the wheel holds ``key(item)`` and calls
+    ``action(find(key))`` at its turn, skipping it when ``find`` finds nothing."""
 
-    def __init__(self, action, weak=False):
+    def __init__(self, action, key=None, find=None):
         self.action = action
-        self.weak = weak
-        self.due = collections.deque()  # (monotonic due time, item or weakref), in due order
+        self.key, self.find = key, find
+        self.due = collections.deque()  # (monotonic due time, item or its key), in due order
         self.runner = None
 
     def schedule(self, item, delay):
-        self.due.append((time.monotonic() + delay, weakref.ref(item) if self.weak else item))
+        self.due.append((time.monotonic() + delay, item if self.key is None else self.key(item)))
         if self.runner is None:
             self.runner = gevent.spawn(self._run)
 
@@ -43,8 +47,8 @@ class Wheel:
                 now = time.monotonic()
                 while self.due and self.due[0][0] <= now:
                     _at, item = self.due.popleft()
-                    if self.weak:
-                        item = item()
+                    if self.find is not None:
+                        item = self.find(item)
                     if item is not None:
                         self.action(item)
                     # else the last one stays referenced from this frame while it sleeps
@@ -63,10 +67,11 @@ def _ping(socket):
 
 
 class PingWheel(Wheel):
-    """Sends the pings that python-engineio's ``Socket._send_ping`` would."""
+    """Sends the pings that python-engineio's ``Socket._send_ping`` would; ``find(sid)``:
+    the open session of that id, or None."""
 
-    def __init__(self):
-        super().__init__(_ping, weak=True)
+    def __init__(self, find):
+        super().__init__(_ping, key=operator.attrgetter("sid"), find=find)
 
     def schedule(self, socket, delay=None):
         """Ping ``socket`` one ping interval from now (what ``_send_ping`` sleeps)."""

@@ -28,7 +28,8 @@ class FakeWebSocket:
 
 
 class FakeSocket:
-    def __init__(self, interval=0.05):
+    def __init__(self, interval=0.05, sid="s"):
+        self.sid = sid
         self.server = type("Server", (), {"ping_interval": interval})()
         self.closing = self.closed = False
         self.last_ping = None
@@ -101,8 +102,8 @@ def test_both_queues_refuse_to_grow_past_their_limit_and_report_it():
 
 
 def test_the_wheel_pings_each_socket_once_per_interval_and_skips_closed_ones():
-    wheel = PingWheel()
-    alive, gone = FakeSocket(interval=0.05), FakeSocket(interval=0.05)
+    alive, gone = FakeSocket(interval=0.05, sid="a"), FakeSocket(interval=0.05, sid="g")
+    wheel = PingWheel({"a": alive, "g": gone}.get)
     wheel.schedule(alive)
     wheel.schedule(gone)
     gone.closed = True
@@ -113,13 +114,14 @@ def test_the_wheel_pings_each_socket_once_per_interval_and_skips_closed_ones():
     assert wheel.runner is None and not wheel.due  # nothing left to do: no greenlet
 
 
-def test_the_wheel_holds_its_sockets_weakly_so_an_ended_one_is_freed_at_once():
-    wheel = PingWheel()
-    alive, gone = FakeSocket(interval=0.05), FakeSocket(interval=0.05)
+def test_the_wheel_holds_session_ids_so_an_ended_session_is_freed_at_once():
+    alive, gone = FakeSocket(interval=0.05, sid="a"), FakeSocket(interval=0.05, sid="g")
+    sessions = {"a": alive, "g": gone}
+    wheel = PingWheel(sessions.get)
     wheel.schedule(alive)
     wheel.schedule(gone)
     watch = weakref.ref(gone)
-    del gone  # the connection ended and let go of its socket: nothing else may hold it
+    del sessions["g"], gone  # the session ended: nothing else may hold its socket
     assert watch() is None
     wheel.runner.join(timeout=5)
     assert alive.packets == [eio_packet.PING]
