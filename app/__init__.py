@@ -47,7 +47,7 @@ def create_app(config=None):
     app.register_blueprint(ops_bp)
     client_files.init_app(app)
     extensions.csrf.exempt(api_bp)
-    rate_limits.init_app(app, api_bp)
+    rate_limits.init_app(app, api_bp, built.limiter)
     webhook_figures.init_app(built)
 
     security.check_hosts(app)  # Flask's requests here, Socket.IO's in its server (services.py)

@@ -50,6 +50,7 @@ from app.users import archive_and_snooze
 from app.web.auth.api_keys import KnownKeys
 from app.web.auth.bearer import TokenVerifier
 from app.web.auth.host_tokens import ConfigError, HostTokens
+from app.web.rate_limits import limiter
 from app.web.security import allowed_hosts, upgrade_refusal
 
 log = logging.getLogger("herald.services")
@@ -80,6 +81,7 @@ class Services(NamedTuple):
     metrics: object      # this process's metrics state (app/ops/metrics.py: Figures)
     spark_runs: Runs     # the Spark jobs this process started (app/spark/launcher.py)
     topic_counts: TopicCounts  # the topics' counts /api/topics answers, cached a while
+    limiter: object      # Flask-Limiter's, counting in Redis (app/web/rate_limits.py)
 
 
 def of(app):
@@ -165,7 +167,7 @@ def build(config):
                      follower=follower, seam=seam, streams=streams, namespace=namespace,
                      relay=relay, redis_watch=watch, page_redis=page_redis,
                      upgrade_refusal=upgrade_refusal(config, sio.eio), metrics=Figures(),
-                     spark_runs=Runs(), topic_counts=TopicCounts())
+                     spark_runs=Runs(), topic_counts=TopicCounts(), limiter=limiter(config))
     register(built, HeraldCollector(built))  # this process's figures, and every process's
     return built
 

@@ -69,20 +69,26 @@ def counted_by_the_publish():
     return request.endpoint in COUNTED_BY_THE_PUBLISH
 
 
-def init_app(app, api_blueprint):
-    """Give ``app`` a limiter of its own and put the limits on its views.
+def limiter(config):
+    """A web process's limiter (app/services.py builds it), counting in the Redis of
+    ``config``; :func:`init_app` gives it its app and its limits."""
+    uri, options = storage(config["REDIS_URL"])
+    # No X-RateLimit-* headers on every answer: each cost two more Redis reads on every
+    # request under a limit (a third of a REST publish's round trips); a 429 still says
+    # Retry-After (too_many, below).
+    return Limiter(get_remote_address, headers_enabled=False, swallow_errors=True,
+                   in_memory_fallback_enabled=True, key_prefix="herald:limits",
+                   storage_uri=uri, storage_options=options)
+
+
+def init_app(app, api_blueprint, limiter):
+    """Put ``limiter``'s limits on ``app``'s views.
 
     Runs after the blueprints are registered: the views it limits are
     replaced by their limited selves.
     """
     config = app.config
-    uri, options = storage(config["REDIS_URL"])
-    # No X-RateLimit-* headers on every answer: each cost two more Redis reads on every
-    # request under a limit (a third of a REST publish's round trips); a 429 still says
-    # Retry-After (too_many, below).
-    limiter = Limiter(get_remote_address, app=app, headers_enabled=False, swallow_errors=True,
-                      in_memory_fallback_enabled=True, key_prefix="herald:limits",
-                      storage_uri=uri, storage_options=options)
+    limiter.init_app(app)
     limiter.limit(lambda: config["RATELIMIT_API_KEY"], key_func=api_key_identity,
                   exempt_when=not_an_api_key, scope="apikey")(api_blueprint)
     # A request filter, not one more exemption: the limiter then skips the publish
