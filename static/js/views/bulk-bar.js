@@ -15,12 +15,12 @@
     events: {
       'click .tab': 'clickTab',
       'keydown .tabs': 'arrowTabs',
-      'click .bulk-read': function () { this.feed.setRead(true); },
-      'click .bulk-unread': function () { this.feed.setRead(false); },
-      'click .bulk-archive': function () { this.feed.archiveModels(null, this.feed.collection.criteria.view !== 'archived'); },
+      'click .bulk-read': function () { this.feed.actions.setRead(true); },
+      'click .bulk-unread': function () { this.feed.actions.setRead(false); },
+      'click .bulk-archive': function () { this.feed.actions.archiveModels(null, this.feed.collection.criteria.view !== 'archived'); },
       'click .bulk-snooze .snooze-for': 'snoozeSelection',
       'click .select-all': 'selectAll',
-      'click .select-none': function () { this.feed.clearSelection(); },
+      'click .select-none': function () { this.feed.actions.clearSelection(); },
       'click .mark-all-read': 'markAllRead',
       'click .density': 'toggleDensity'
     },
@@ -88,7 +88,7 @@
     },
 
     showCounts: function () {
-      var counts = this.feed.counts(), loaded = this.feed.collection.loaded !== false;
+      var counts = this.feed.actions.counts(), loaded = this.feed.collection.loaded !== false;
       this.$('.tab').each(function () {
         var tab = this.getAttribute('data-tab'), n = counts[tab];
         $(this).find('.tab-count').text(loaded && n ? String(n) : '')
@@ -100,7 +100,7 @@
     showSelection: function (keys) {
       var bar = this.$('.bulk');
       bar.prop('hidden', !keys.length);
-      var models = this.feed.targets();
+      var models = this.feed.actions.targets();
       this.$('.bulk-count').text(keys.length ? herald.t('{n} selected ({count})', {n: keys.length,
         count: herald.countWords(models.length)}) : '');
       this.$('.bulk-archive').text(this.feed.collection.criteria.view === 'archived' ? herald.t('Move to inbox') :
@@ -109,7 +109,7 @@
 
     snoozeSelection: function (event) {
       event.stopPropagation();
-      this.feed.snoozeModels(this.feed.targets(), Number($(event.currentTarget).attr('data-until')));
+      this.feed.actions.snoozeModels(this.feed.actions.targets(), Number($(event.currentTarget).attr('data-until')));
       this.$('.bulk-snooze').prop('open', false);
     },
 
@@ -124,8 +124,8 @@
       }
       more().then(function () {
         feed.render();
-        feed.selectAllShown();
-      }, function () { feed.selectAllShown(); }).then(function () {
+        feed.actions.selectAllShown();
+      }, function () { feed.actions.selectAllShown(); }).then(function () {
         button.prop('disabled', false).text(herald.t('Select all'));
       });
     },
@@ -136,7 +136,7 @@
       feed.$('li.notification').each(function () {
         models = models.concat(feed.byKey[this.getAttribute('data-key')] || []);
       });
-      feed.setRead(true, models);
+      feed.actions.setRead(true, models);
     },
 
     density: function (which) {

@@ -1,7 +1,8 @@
 /*
  * The feed's actions: what the user does to its rows, and the state that takes.
  * herald.FeedView (feed-view.js) makes one, `feed.actions`, and hands it its
- * row events.
+ * row events; the keys (feed-keys.js) and the bulk bar (bulk-bar.js) call it
+ * as `feed.actions`.
  *
  * Rows can be selected (checkbox, `x`, shift-click for a range) for the bulk
  * bar (bulk-bar.js). Actions apply to the selection, else to the current row;

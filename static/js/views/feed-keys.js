@@ -27,7 +27,7 @@
   }
 
   herald.FeedKeys = function (options) {
-    var feed = options.feed, help = options.help, undo = options.undo;
+    var feed = options.feed, actions = feed.actions, help = options.help, undo = options.undo;
 
     function inFeed(target) {
       return target && $.contains(feed.el, target);
@@ -36,13 +36,13 @@
     var keys = {
       j: function () { feed.move(1); },
       k: function () { feed.move(-1); },
-      o: function () { feed.openCurrent(); },
-      e: function () { feed.archiveModels(null, feed.collection.criteria.view !== 'archived'); },
-      s: function () { feed.openSnooze(); },
-      u: function () { feed.toggleRead(); },
-      x: function () { if (feed.current) feed.toggleSelect(feed.current, false); },
-      I: function () { feed.setRead(true); },
-      U: function () { feed.setRead(false); },
+      o: function () { actions.openCurrent(); },
+      e: function () { actions.archiveModels(null, feed.collection.criteria.view !== 'archived'); },
+      s: function () { actions.openSnooze(); },
+      u: function () { actions.toggleRead(); },
+      x: function () { if (feed.current) actions.toggleSelect(feed.current, false); },
+      I: function () { actions.setRead(true); },
+      U: function () { actions.setRead(false); },
       z: function () { undo.undo(); },
       '?': function () { help.showModal(); }
     };
@@ -56,8 +56,8 @@
         if (menu.length) {
           menu.prop('open', false).find('summary').trigger('focus');
           event.preventDefault();
-        } else if (feed.selection().length && !$(target).closest('#detail').length) {
-          feed.clearSelection();
+        } else if (actions.selection().length && !$(target).closest('#detail').length) {
+          actions.clearSelection();
           event.preventDefault();
         }
         return;
@@ -69,7 +69,7 @@
         return;
       }
       if (key === 'Enter' && inFeed(target) && $(target).is('li.notification')) {
-        feed.openCurrent();
+        actions.openCurrent();
         event.preventDefault();
         return;
       }

@@ -9,7 +9,8 @@
  * controls are in the Tab order, the others are not; j/k and the arrows move
  * (feed-keys.js). Two collaborators hold their own state: `actions`
  * (feed-actions.js: selection, actions, keeping the focus across draws) and
- * `seen` (feed-seen.js: the `seen` watermark).
+ * `seen` (feed-seen.js: the `seen` watermark). The keys and the bulk bar
+ * (bulk-bar.js) call `feed.actions` themselves.
  *
  * A live notification, a read change or the oldest let go touch only their
  * own row; anything else draws the list again whole (once per frame at most),
@@ -21,7 +22,7 @@
   var TABS = ['inbox', 'foryou', 'activity'];
   herald.FEED_TABS = TABS;
 
-  // A method of the feed that its actions (feed-actions.js) carry out.
+  // A row event, handled by the feed's actions (feed-actions.js).
   function act(name) {
     return function () { return this.actions[name].apply(this.actions, arguments); };
   }
@@ -62,12 +63,6 @@
       this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
     },
 
-    // What the keys (feed-keys.js) and the bulk bar (bulk-bar.js) ask of the feed: its actions do it.
-    selection: act('selection'), targets: act('targets'), counts: act('counts'),
-    toggleSelect: act('toggleSelect'), selectAllShown: act('selectAllShown'), clearSelection: act('clearSelection'),
-    setRead: act('setRead'), toggleRead: act('toggleRead'), archiveModels: act('archiveModels'),
-    snoozeModels: act('snoozeModels'), openSnooze: act('openSnooze'), openCurrent: act('openCurrent'),
-
     key: function (model) {
       var run = model.get('correlation_id');
       return run ? 'run\n' + run : 'same\n' + model.get('topic') + '\n' + model.get('title');
@@ -77,7 +72,7 @@
       this.tab = _.contains(TABS, tab) ? tab : 'inbox';
       this.actions.forgetSelection();
       this.render();
-      this.trigger('selection', this.selection());
+      this.trigger('selection', this.actions.selection());
     },
 
     // Which tab a group belongs to; `d` is herald.describeGroup's.
