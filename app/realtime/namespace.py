@@ -24,10 +24,11 @@ took given back when it ends; here it is said in Socket.IO's terms (a refusal
 is a CONNECT_ERROR whose message socket.io-client shows).
 
 The seam between replay and live (seam.py) *holds* the connection before
-the history is read, keeping for it what it delivers meanwhile; after the
-last history chunk, joining the rooms and taking over the held notifications
-happen in one step with no I/O in between (gevent switches only on I/O), so
-nothing falls between the two and the held ones already replayed are dropped.
+the history is read; after the last history chunk, joining the rooms and
+being handed what the relay delivered meanwhile past the replay's cursor
+(from the window of recent notifications, recent.py) happen in one step with
+no I/O in between (gevent switches only on I/O), so nothing falls between
+the two and nothing is sent twice.
 """
 import functools
 import logging

@@ -11,7 +11,8 @@ sent. A hold costs nothing per notification delivered (it once kept a copy
 of each for every held connection, which bounded how many could be held).
 
 The seam knows where the relay's follower is (``follower.position``), and nothing of
-Socket.IO; the namespace and the SSE endpoint hold and release connections,
+Socket.IO; connections are held and released through lifecycle.py (for the
+namespace and for event streams alike),
 the relay fills the window and honours the floors.
 """
 from app.realtime.recent import Recent
