@@ -21,9 +21,12 @@ docs/architecture.md draws the whole.
 """
 import functools
 import logging
+from collections.abc import Callable
 from typing import NamedTuple
 
+import redis
 import socketio
+from flask_limiter import Limiter
 
 from app.ops.metrics import Figures, HeraldCollector, keep_snapshots, process_label, register
 from app.realtime.batched_reads import BatchedReads
@@ -62,7 +65,7 @@ PAGE_REDIS_CONNECTIONS = 20
 class Services(NamedTuple):
     """What one web process holds for its whole life."""
 
-    redis: object        # redis.Redis, with Herald's timeouts (app/redis_client.py)
+    redis: redis.Redis   # with Herald's timeouts (app/redis_client.py)
     bus: Bus
     tokens: TokenVerifier
     api_keys: KnownKeys  # the API keys seen valid (app/web/auth/api_keys.py)
@@ -76,12 +79,12 @@ class Services(NamedTuple):
     namespace: NotificationsNamespace
     relay: Relay
     redis_watch: RedisWatch  # whether this process reaches Redis, told to the browsers
-    page_redis: object   # the pages' own Redis client: short timeouts, a small pool
-    upgrade_refusal: object  # gevent-websocket's pre_start_hook (app/web/security.py)
-    metrics: object      # this process's metrics state (app/ops/metrics.py: Figures)
+    page_redis: redis.Redis  # the pages' own client: short timeouts, a small pool
+    upgrade_refusal: Callable  # gevent-websocket's pre_start_hook (app/web/security.py)
+    metrics: Figures     # this process's metrics state (app/ops/metrics.py)
     spark_runs: Runs     # the Spark jobs this process started (app/spark/launcher.py)
     topic_counts: TopicCounts  # the topics' counts /api/topics answers, cached a while
-    limiter: object      # Flask-Limiter's, counting in Redis (app/web/rate_limits.py)
+    limiter: Limiter     # Flask-Limiter's, counting in Redis (app/web/rate_limits.py)
 
 
 def of(app):
