@@ -24,7 +24,8 @@ import socket
 
 from app import create_app, services, settings
 from app.realtime.wire import bound_call, handler_class
-from app.realtime.wire.admission import AdmittingServer, fd_budget
+from app.realtime.wire.admission import AdmittingServer
+from app.realtime.wire.descriptors import fd_budget
 
 app = create_app()
 log = logging.getLogger("herald.web")

@@ -28,7 +28,8 @@ import redis
 import socketio
 from flask_limiter import Limiter
 
-from app.ops.metrics import Figures, HeraldCollector, keep_snapshots, process_label, register
+from app.ops.metrics import HeraldCollector, register
+from app.ops.web_figures import Figures, keep_snapshots, process_label
 from app.realtime.batched_reads import BatchedReads
 from app.realtime.lifecycle import Lifecycle
 from app.realtime.namespace import NotificationsNamespace
@@ -81,7 +82,7 @@ class Services(NamedTuple):
     redis_watch: RedisWatch  # whether this process reaches Redis, told to the browsers
     page_redis: redis.Redis  # the pages' own client: short timeouts, a small pool
     upgrade_refusal: Callable  # gevent-websocket's pre_start_hook (app/web/security.py)
-    metrics: Figures     # this process's metrics state (app/ops/metrics.py)
+    metrics: Figures     # this process's own figures and /metrics registry (app/ops/web_figures.py)
     spark_runs: Runs     # the Spark jobs this process started (app/spark/launcher.py)
     topic_counts: TopicCounts  # the topics' counts /api/topics answers, cached a while
     limiter: Limiter     # Flask-Limiter's, counting in Redis (app/web/rate_limits.py)

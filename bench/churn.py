@@ -55,8 +55,6 @@ import json
 import multiprocessing
 import socket
 import struct
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -64,10 +62,10 @@ from pathlib import Path
 
 import requests
 import websocket
-from common import ROOT, save  # first: it puts the project on sys.path
+from common import save  # first: it puts the project on sys.path
 
 from app.users import accounts, subscriptions  # noqa: E402
-from tests.support import NAMESPACE, LiveServer, RedisServer, free_port, rss_mb, wait_until  # noqa: E402
+from tests.support import NAMESPACE, CensusServer, LiveServer, RedisServer, rss_mb  # noqa: E402
 
 TIMEOUT = 10  # seconds for any one read or connect of a session
 DRAIN_WAIT = 60  # seconds to wait for the server to report no session open, at most
@@ -80,29 +78,6 @@ SERVER_ENV = {
     "RATELIMIT_TOKEN": "100000 per minute", "RATELIMIT_SESSION_TOKEN": "100000 per minute",
 }
 MB = 1024 * 1024
-
-
-class CensusServer(LiveServer):
-    """wsgi.py with a census port (bench/churn_census.py): ``--census``."""
-
-    def start(self):
-        self.census_port = free_port()
-        self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "bench/churn_census.py", str(self.census_port)],
-            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(self._ready, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
-
-    def census(self, collect=False):
-        with socket.create_connection(("127.0.0.1", self.census_port), timeout=120) as sock:
-            sock.sendall(b"collect\n" if collect else b"count\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = sock.recv(1 << 16)
-                if not chunk:
-                    raise RuntimeError("the census port closed without an answer")
-                data += chunk
-        return json.loads(data)
 
 
 class Refused(Exception):
@@ -327,7 +302,8 @@ def run_sessions(ctx, kind, server, token, args, claimed, done, total, samples, 
 
     def sample():
         count = done.value
-        samples.append((count, rss_mb(server.process.pid), server.census() if args.census else None))
+        census = server.census(b"count\n", timeout=120) if args.census else None
+        samples.append((count, rss_mb(server.process.pid), census))
     last_progress, last_done = time.monotonic(), done.value
     try:
         while received < len(processes):
@@ -366,7 +342,7 @@ def churn(ctx, kind, server, token, args):
                                  samples, [])
     warm_open, warm_wait = drain(server, time.monotonic(), args.settle)
     rss_warm = rss_mb(server.process.pid)
-    census_warm = server.census(collect=True) if args.census else None
+    census_warm = server.census(b"collect\n", timeout=120) if args.census else None
     checkpoints = list(range(args.every, args.sessions, args.every))
     checkpoints = [c for c in checkpoints if c > args.warmup] + [args.sessions]
     began = time.monotonic()
@@ -375,7 +351,7 @@ def churn(ctx, kind, server, token, args):
     elapsed = time.monotonic() - began
     end_open, end_wait = drain(server, time.monotonic(), args.settle)
     rss_end = rss_mb(server.process.pid)
-    census_end = server.census(collect=True) if args.census else None
+    census_end = server.census(b"collect\n", timeout=120) if args.census else None
     after = figures(server)
     outcomes.update(warm_outcomes)
     measured = args.sessions - args.warmup
@@ -474,7 +450,10 @@ def main():
     client = redis_server.client()
     accounts.create_user(client, "ann", "ann-password")
     subscriptions.add(client, "ann", ["bench"], limit=10)
-    server = (CensusServer if args.census else LiveServer)(redis_server.url, folder, **SERVER_ENV)
+    if args.census:
+        server = CensusServer(redis_server.url, folder, script="bench/churn_census.py", **SERVER_ENV)
+    else:
+        server = LiveServer(redis_server.url, folder, **SERVER_ENV)
     server.start()
     results = []
     try:

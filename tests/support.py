@@ -133,10 +133,12 @@ class LiveServer:
                         VAR_DIR=str(folder), PYTHONUNBUFFERED="1", **{**limits, **env})
         self.process = None
 
+    command = ("wsgi.py",)  # what runs, relative to SERVER_ROOT
+
     def start(self):
         self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=SERVER_ROOT, env=self.env,
-                                        stdout=self.log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen([sys.executable, *self.command], cwd=SERVER_ROOT,
+                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(self._ready, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
 
     def _ready(self):
@@ -178,6 +180,30 @@ class LiveServer:
                               headers={"Authorization": f"Bearer {api_key}"}, timeout=5)
         assert reply.status_code == 201, reply.text
         return reply.json()["id"]
+
+
+class CensusServer(LiveServer):
+    """wsgi.py with a census port: ``script`` (run with the port as its argument)
+    answers a connection with one JSON line about the web process's memory
+    (tests/helpers/census_server.py, bench/churn_census.py)."""
+
+    def __init__(self, redis_url, folder, script="tests/helpers/census_server.py", **env):
+        super().__init__(redis_url, folder, **env)
+        self.census_port = free_port()
+        self.command = (script, str(self.census_port))
+
+    def census(self, request=b"", timeout=10):
+        """The census script's answer, after sending it ``request`` (a line, or nothing)."""
+        with socket.create_connection(("127.0.0.1", self.census_port), timeout=timeout) as sock:
+            if request:
+                sock.sendall(request)
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    raise AssertionError("the census port closed without an answer")
+                data += chunk
+        return json.loads(data)
 
 
 EXAMPLE_JWT_SECRET = "the-example-board-secret-of-32-bytes-or-more"

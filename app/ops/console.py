@@ -3,7 +3,7 @@
 One call, :func:`status`, gathers what an operator needs on one page
 (``/ops``, ``GET /api/ops/status``), from what the processes already write:
 
-- **web processes**: their metrics snapshots (app/ops/metrics.py): connected
+- **web processes**: their metrics snapshots (app/ops/web_figures.py): connected
   clients and streams, deliveries a second and the relay's recent lag;
 - **presence**: who is online (app/realtime/presence.py);
 - **workers**: every heartbeat (app/ops/heartbeats.py), alive or missing, with
@@ -25,7 +25,7 @@ import redis
 
 from app.digests import store as digest_store
 from app.digests import windows as digest_windows
-from app.ops import heartbeats, metrics, worker_health
+from app.ops import heartbeats, web_figures, worker_health
 from app.realtime import presence
 from app.stream import groups as stream_groups
 from app.stream.envelope import id_key
@@ -48,14 +48,14 @@ def _age(entry_id, now):
 def web_processes(client, now):
     """Every web process's last snapshot; ``alive`` false once it is late (the process
     stopped or hangs: the snapshot itself expires SNAPSHOT_TTL seconds after)."""
-    keys = sorted(client.scan_iter(metrics.WEB_PREFIX + "*", count=500))
+    keys = sorted(client.scan_iter(web_figures.WEB_PREFIX + "*", count=500))
     out = []
     for key, raw in zip(keys, client.mget(keys) if keys else [], strict=True):
         if raw is None:
             continue
         snap = orjson.loads(raw)
         out.append({
-            "process": key.decode()[len(metrics.WEB_PREFIX):],
+            "process": key.decode()[len(web_figures.WEB_PREFIX):],
             "connected_clients": snap.get("connected_clients", 0),
             "sse_streams": snap.get("sse_streams", 0),
             "deliveries_per_second": snap.get("deliveries_per_second", 0.0),
@@ -63,7 +63,7 @@ def web_processes(client, now):
             "relay_lag_p99_over": bool(snap.get("relay_lag_p99_over")),
             "relay_connected": bool(snap.get("relay_connected")),
             "at": snap.get("at"),
-            "alive": now - (snap.get("at") or 0) <= metrics.SNAPSHOT_EVERY + heartbeats.GRACE,
+            "alive": now - (snap.get("at") or 0) <= web_figures.SNAPSHOT_EVERY + heartbeats.GRACE,
         })
     return out
 

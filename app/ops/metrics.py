@@ -5,7 +5,8 @@ delivery beyond an integer addition:
 
 - every web process writes a snapshot of its figures (clients, deliveries,
   batches, relay lag, admission, event streams...) to
-  ``herald:metrics:web:<host>:<pid>`` every few seconds, with an expiry;
+  ``herald:metrics:web:<host>:<pid>`` every few seconds, with an expiry
+  (app/ops/web_figures.py);
 - the workers count into the hash ``herald:metrics:workers`` (ZeroMQ bridge
   messages received and refused, digest emails sent and failed, Spark job
   outcomes, webhook deliveries); the webhook queue gauges are read from the
@@ -18,9 +19,6 @@ delivery beyond an integer addition:
 text format (prometheus-client), the web figures labelled with ``process``.
 """
 import logging
-import os
-import socket
-import time
 
 import orjson
 from prometheus_client.core import (
@@ -28,18 +26,14 @@ from prometheus_client.core import (
     GaugeMetricFamily,
     HistogramMetricFamily,
 )
-from prometheus_client.registry import CollectorRegistry
 
 from app.ops import heartbeats, worker_health
 from app.ops.histogram import BATCH_BUCKETS, LAG_BUCKETS
+from app.ops.web_figures import WEB_PREFIX, process_label, save_snapshot, web_snapshot
 from app.redis_client import UNAVAILABLE
 from app.stream.keys import METRICS_WORKERS
 
 log = logging.getLogger(__name__)
-
-WEB_PREFIX = "herald:metrics:web:"
-SNAPSHOT_EVERY = 5   # seconds between a web process's snapshots
-SNAPSHOT_TTL = 20    # seconds a snapshot outlives its process
 
 # Worker figures: hash field -> (kind, help).
 WORKER_METRICS = {
@@ -50,10 +44,6 @@ WORKER_METRICS = {
     "spark_jobs_succeeded": ("counter", "Spark jobs that ended well."),
     "spark_jobs_failed": ("counter", "Spark jobs that failed."),
 }
-
-
-def process_label():
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def count(client, field, amount=1):
@@ -70,96 +60,6 @@ def gauge(client, field, value):
         client.hset(METRICS_WORKERS, field, value)
     except UNAVAILABLE:
         pass
-
-
-SERVER_FIGURES = {"connections_refused": "refused", "handshakes_waited": "slot_waits",  # admission.py
-                  "handshakes_expired": "slot_expiries", "connections_silent": "silent",
-                  "connections_evicted": "evicted"}
-
-
-class Figures:
-    """A web process's metrics state, made with its services (app/services.py):
-    ``registry``, what ``/metrics`` reads (Herald's collector and each package's:
-    :func:`register`); ``recent``, the last window of :func:`_recent`; and
-    ``server``, the HTTP server whose connection figures it reports, given by
-    whoever serves the app once it is made (wsgi.serve; None in a process that
-    does not serve, as the CLI's and the tests')."""
-
-    def __init__(self):
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.recent = None
-        self.server = None
-
-
-def web_snapshot(services):
-    """This web process's figures, as plain numbers (``services``: app/services.py's)."""
-    sio, relay, streams = services.sio, services.relay, services.streams
-    return {
-        "connected_clients": len(sio.eio.sockets),
-        "deliveries": sio.fanout.deliveries,
-        "notifications_relayed": relay.delivered,
-        "redis_reconnects": relay.follower.reconnects,
-        "relay_connected": int(relay.follower.connected),
-        "slow_client_disconnects": sio.slow_disconnects,
-        "abusive_disconnects": sio.abusive_disconnects,
-        "join_timeouts": sio.join_timeouts,
-        **{name: getattr(services.metrics.server, attr, 0) for name, attr in SERVER_FIGURES.items()},
-        # A reconnect storm (app/realtime/storm.py): connects told to retry later, replays.
-        **services.bounds.figures(),
-        "sse_streams": len(streams),
-        "sse_deliveries": streams.delivered,
-        "sse_shed": streams.shed,
-        "sse_direct": streams.written,
-        "batch_size": sio.fanout.batch_sizes.state(),
-        "relay_lag": relay.lag.state(),
-        **_recent(services.metrics, sio.fanout.deliveries + streams.delivered, relay.lag),
-        "at": time.time(),
-    }
-
-
-RECENT_MIN = 1.0  # seconds: a window shorter than this keeps the last figures
-
-
-def _recent(figures_, deliveries, lag):
-    """Deliveries a second and the relay's p99 lag (a bucket's upper bound) since
-    the previous snapshot, for the operations console: totals since start hide
-    what happens now."""
-    now = time.monotonic()
-    last = figures_.recent
-    if last is not None and now - last["t"] < RECENT_MIN:
-        return last["figures"]
-    figures = {"deliveries_per_second": 0.0, "relay_lag_p99": None, "relay_lag_p99_over": False}
-    if last is not None:
-        figures["deliveries_per_second"] = round((deliveries - last["deliveries"]) / (now - last["t"]), 1)
-        counts = [a - b for a, b in zip(lag.counts, last["lag"], strict=True)]
-        total = sum(counts)
-        if total:
-            running = 0
-            for bound, count_ in zip([*lag.bounds, None], counts, strict=True):
-                running += count_
-                if running >= 0.99 * total:
-                    # Past the last bound: that bound, flagged as "more than".
-                    figures["relay_lag_p99"] = bound if bound is not None else lag.bounds[-1]
-                    figures["relay_lag_p99_over"] = bound is None
-                    break
-    figures_.recent = {"t": now, "deliveries": deliveries, "lag": list(lag.counts),
-                       "figures": figures}
-    return figures
-
-
-def save_snapshot(services):
-    services.redis.set(WEB_PREFIX + process_label(), orjson.dumps(web_snapshot(services)),
-                       ex=SNAPSHOT_TTL)
-
-
-def keep_snapshots(services, running):
-    """Save this process's snapshot every SNAPSHOT_EVERY seconds while ``running()``."""
-    while running():
-        try:
-            save_snapshot(services)
-        except UNAVAILABLE:
-            pass  # Redis away: the relay reports that; try again next round
-        time.sleep(SNAPSHOT_EVERY)
 
 
 def _histogram(family, process, bounds, state):

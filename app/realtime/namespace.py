@@ -46,8 +46,7 @@ from app.realtime.wire.admission import opened as handshake_opened
 from app.redis_client import UNAVAILABLE
 from app.stream import state
 from app.stream.envelope import EnvelopeError, check_cursor
-from app.users import read_state
-from app.web.auth import scope, tokens
+from app.web.auth import tokens
 
 log = logging.getLogger(__name__)
 
@@ -289,22 +288,5 @@ class NotificationsNamespace(socketio.Namespace):
     def on_read(self, sid, *args):
         """Change the read state: ``{"ids": [...]}`` (read), ``{"upto": ID}`` (all read up
         to it), ``{"unread": [...]}`` (unread again) and/or ``{"seen": ID}`` (all shown up to
-        it), as app/users/read_state.py parses them. A topic-limited token may not move
-        ``upto`` or ``seen`` (account-wide watermarks), and may name only ids it may see
-        in ``ids`` and ``unread`` (scope.check_read)."""
-        user = self.users.get(sid)
-        if user is None:
-            return {"ok": False, "error": "not connected"}
-        if len(args) != 1:
-            return {"ok": False, "error": 'payload: must be one object, with any of '
-                                          '{"ids": [...], "upto": id, "unread": [...], "seen": id}'}
-        try:
-            scope.check_read(self.client, user, self.topic_rooms.limits.get(sid), args[0])
-            state = self.marks.mark(user, args[0])
-        except scope.OutOfScope as exc:
-            return {"ok": False, "error": str(exc)}
-        except read_state.ReadStateError as exc:
-            return {"ok": False, "error": str(exc)}
-        except UNAVAILABLE:
-            return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
-        return dict(state, ok=True)
+        it), as app/users/read_state.py parses them; acknowledged by read_marks.py."""
+        return self.marks.answer(self.users.get(sid), self.topic_rooms.limits.get(sid), args)

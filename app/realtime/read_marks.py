@@ -6,8 +6,10 @@ that was applied.
 unread, all read up to, seen), not a read from Redis (those are
 batched_reads.py's).
 """
+from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
 from app.users import read_state
+from app.web.auth import scope
 
 
 class _Batch:
@@ -32,6 +34,25 @@ class ReadMarks:
         self.event = event
         self.pending = {}  # user -> _Batch being gathered
         self.transactions = 0
+
+    def answer(self, user, limit, args):
+        """The acknowledgement of a ``read`` event of ``user`` (None: not connected) whose
+        token limits it to the prefixes ``limit`` (None: not limited), with its
+        ``args``. A limited token may not move ``upto`` or ``seen`` (account-wide
+        watermarks), and may name only ids it may see (scope.check_read)."""
+        if user is None:
+            return {"ok": False, "error": "not connected"}
+        if len(args) != 1:
+            return {"ok": False, "error": 'payload: must be one object, with any of '
+                                          '{"ids": [...], "upto": id, "unread": [...], "seen": id}'}
+        try:
+            scope.check_read(self.client, user, limit, args[0])
+            state = self.mark(user, args[0])
+        except (scope.OutOfScope, read_state.ReadStateError) as exc:
+            return {"ok": False, "error": str(exc)}
+        except UNAVAILABLE:
+            return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
+        return dict(state, ok=True)
 
     def mark(self, user, data):
         """Apply ``data`` (``{"ids"}``, ``{"upto"}``, ``{"unread"}``) for ``user`` with whatever

@@ -30,13 +30,11 @@ served in turn (parking.Lines), parked still: a parked greenlet is ~8 KiB
 of saved stack, and thousands waiting were a reconnect storm's peak memory.
 A health probe never waits.
 
-``fd_budget()`` raises the process's soft descriptor limit to its hard one
-and says how many connections that allows, less the reserve and what Redis,
-logs and listeners need.
+How many connections the process's descriptors allow at all (MAX_CONNECTIONS
+0) is descriptors.py's.
 """
 import functools
 import logging
-import resource
 import socket as sockets
 
 from gevent import pywsgi
@@ -46,20 +44,10 @@ from app.realtime.wire.refusals import is_probe, refuse
 
 log = logging.getLogger("herald.admission")
 
-OTHER_FDS = 400   # descriptors kept for Redis pools, logs, listeners and the reserve
 MAX_HANDSHAKES = 256  # connections being opened at once, at most (0: no bound)
 HANDSHAKE_WAIT = 3.0  # seconds a connection holds its handshake slot, at most
 HANDSHAKE_QUEUE_WAIT = 30.0  # seconds one waits for a slot, at most
 REQUEST_TIMEOUT = 10  # seconds a new connection has to send its first bytes (REQUEST_TIMEOUT)
-
-
-def fd_budget():
-    """Raise the soft RLIMIT_NOFILE to the hard limit; the connections it allows."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        soft = hard
-    return max(64, soft - OTHER_FDS)
 
 
 SERVER = "herald.server"  # environ key: the AdmittingServer serving the request

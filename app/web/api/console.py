@@ -10,7 +10,7 @@ Times are UNIX seconds, except ``since`` (milliseconds, like notification ids).
 """
 from flask import current_app, jsonify
 
-from app.ops import console, metrics
+from app.ops import console, web_figures
 from app.realtime import presence
 from app.redis_client import UNAVAILABLE
 from app.users import subscriptions
@@ -38,7 +38,7 @@ def who_is_online(who):
 @access.admins("only admins see the operations console")
 def ops_status(who):
     try:
-        metrics.save_snapshot(extensions.herald())  # this process's own figures, fresh
+        web_figures.save_snapshot(extensions.herald())  # this process's own figures, fresh
         picture = console.status(extensions.redis(), current_app.config.get("READY_REQUIRES") or ())
     except UNAVAILABLE:
         return jsonify(error="Redis is unreachable; try again"), 503

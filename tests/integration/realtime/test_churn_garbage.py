@@ -13,39 +13,16 @@ Socket.IO's or gevent's among what they left.
 import json
 import socket
 import struct
-import subprocess
-import sys
 
 import pytest
 import requests
 import websocket
 
 from app.users import accounts
-from tests.support import SERVER_ROOT, LiveServer, free_port, wait_until
+from tests.support import CensusServer, wait_until
 
 SESSIONS = 30  # of each kind
 WATCHED = ("app.", "engineio.", "socketio.", "geventwebsocket.", "gevent.")
-
-
-class CensusServer(LiveServer):
-    """wsgi.py with a census port (tests/helpers/census_server.py)."""
-
-    def start(self):
-        self.census_port = free_port()
-        self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "tests/helpers/census_server.py", str(self.census_port)],
-            cwd=SERVER_ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(self._ready, timeout=15, interval=0.05, message=f"web server ({self.log_path})")
-
-    def census(self):
-        with socket.create_connection(("127.0.0.1", self.census_port), timeout=10) as sock:
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = sock.recv(65536)
-                assert chunk, "the census port closed without an answer"
-                data += chunk
-        return json.loads(data)
 
 
 @pytest.fixture
