@@ -49,6 +49,8 @@
       this.archived = {};
       this.snoozed = {};      // id -> until (ms)
       this.recent = [];        // the last live envelopes, newest last
+      this.liveFrom = null;    // the stream's end at the first load: what is past it is news
+      this.announced = [];     // the ids announced as news (`arrived`), the newest last
       this.mutes = [];         // [[prefix, muted]], the most specific first (preferences)
       this.nextBefore = null;  // where the next older page starts; null: none
       this.loading = null;
@@ -99,6 +101,7 @@
         self.loadedCount = self.length;
         // What arrived live while the page was read, past where the read ended.
         var end = replies[0].last_id;
+        if (self.liveFrom === null) self.liveFrom = end || '0-0';
         _.each(self.recent, function (envelope) {
           if (!end || herald.compareIds(envelope.id, end) > 0) self.receive(envelope, {live: true});
         });
@@ -185,9 +188,27 @@
     // Add one envelope if the view takes it and it is not held already, in its
     // place: found by bisection, so Backbone does not sort the whole view again
     // for each one (a replay brings hundreds, nearly all of them newest).
+    //
+    // One that came over the socket (`live`) is also news, `arrived`, once: for
+    // the toasts and the screen reader. Held already counts too, since a view
+    // loaded over REST may have read it before the socket brought it; the
+    // history read with the page (up to `liveFrom`) is not news, and a woken
+    // snooze always is.
     receive: function (envelope, options) {
-      if (this.get(envelope.id) || !this.matches(envelope)) return;
-      this.add(this.withState(envelope), _.extend({at: this.placeOf(envelope.id)}, options));
+      var held = this.get(envelope.id);
+      if (!held && !this.matches(envelope)) return;
+      if (!held) this.add(this.withState(envelope), _.extend({at: this.placeOf(envelope.id)}, options));
+      if (options && options.live) this.announce(this.get(envelope.id), options.woke);
+    },
+
+    announce: function (model, woke) {
+      if (!model || this.liveFrom === null) return;  // before the first load: it re-receives them
+      if (!woke) {
+        if (herald.compareIds(model.id, this.liveFrom) <= 0 || _.contains(this.announced, model.id)) return;
+        this.announced.push(model.id);
+        if (this.announced.length > RECENT) this.announced.shift();
+      }
+      this.trigger('arrived', model);
     },
 
     // The index a notification with this id takes, newest first.
@@ -221,7 +242,8 @@
         } else if (!model) {
           // It may belong in this view now: fetch it (gone from history: nothing to show).
           herald.client.get('/api/notifications/' + encodeURIComponent(id)).then(function (envelope) {
-            self.receive(envelope, {live: _.contains(change.woke || [], id)});
+            var woke = _.contains(change.woke || [], id);
+            self.receive(envelope, {live: woke, woke: woke});
           }, function () { /* past the retained history, or not the user's */ });
         }
       });

@@ -11,11 +11,11 @@
   herald.AnnouncerView = Backbone.View.extend({
     initialize: function () {
       this.pending = [];
-      this.listenTo(this.collection, 'add', this.collect);
+      this.listenTo(this.collection, 'arrived', this.collect);
     },
 
-    collect: function (model, collection, options) {
-      if (!options || !options.live) return;  // history loaded, not news
+    // News only (the collection's `arrived`), not history loaded.
+    collect: function (model) {
       this.pending.push(model);
       if (!this.timer) this.timer = setTimeout(_.bind(this.announce, this), this.pending.length > 1 ? QUIET_MS : 50);
     },

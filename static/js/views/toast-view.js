@@ -34,14 +34,14 @@
 
     initialize: function () {
       this.queue = [];  // models waiting behind the shown ones
-      this.listenTo(this.collection, 'add', this.arrive);
+      this.listenTo(this.collection, 'arrived', this.arrive);
       this.place = _.bind(this.place, this);
       document.addEventListener('focusin', this.place);
       window.addEventListener('resize', this.place);
     },
 
-    arrive: function (model, collection, options) {
-      if (!model.isAlarming() || !options || !options.live) return;
+    arrive: function (model) {
+      if (!model.isAlarming()) return;
       if (this.$('.toast').length >= SHOWN) this.queue.push(model); else this.show(model);
       this.renderMore();
     },

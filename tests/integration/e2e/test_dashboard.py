@@ -70,6 +70,24 @@ def test_warning_shows_a_toast(dashboard, live_server, api_key):
     expect(page.locator("#toasts .toast .title")).to_have_text(["Disk nearly full"], timeout=PAGE_WAIT)
 
 
+def test_a_warning_the_view_read_before_the_socket_brought_it_still_toasts_once(dashboard, live_server, api_key):
+    """A reload of the view (a new subscription, a filter) can read a notification
+    over REST before the socket brings it: it is news all the same, shown once."""
+    page = dashboard
+    subscribe(page, "ops")
+    page.evaluate("herald.client.socket.disconnect()")
+    sent = live_server.publish(api_key, topic="ops.disk", title="Disk nearly full", severity="warning")
+    page.evaluate("herald.views.feed.collection.load(herald.views.feed.collection.criteria)")
+    expect(page.locator(f'#feed li[data-id="{sent}"]')).to_be_visible(timeout=PAGE_WAIT)
+    expect(page.locator("#toasts .toast")).to_have_count(0)
+    page.evaluate("herald.client.socket.connect()")
+    expect(page.locator("#toasts .toast .title")).to_have_text(["Disk nearly full"], timeout=PAGE_WAIT)
+    expect(page.locator("#announcer")).to_have_text("New warning: Disk nearly full")
+    marker = live_server.publish(api_key, topic="ops.marker", title="Marker")
+    expect(page.locator(f'#feed li[data-id="{marker}"]')).to_be_visible(timeout=PAGE_WAIT)
+    expect(page.locator("#toasts .toast")).to_have_count(1)
+
+
 def test_unsubscribe_from_the_panel(dashboard, live_server, api_key):
     page = dashboard
     subscribe(page, "news")
