@@ -15,6 +15,11 @@ Retry, for that error alone: the command was not run, so repeating it is safe
 even for a write), rather than failing as if Redis were gone. Without this, a
 restart of Redis refused the Socket.IO connects that came while it loaded.
 
+Redis Cluster: ``redis+cluster://[:password@]host:port[,host:port...]/`` names
+some of the cluster's nodes (any one that answers tells the client the rest);
+commands go to the master of their key's hash slot, and a client follows the
+cluster through a failover (see docs/deploy.md, "On a Redis Cluster").
+
 Redis Sentinel: ``redis+sentinel://[:password@]host:port[,host:port...]/service[/db]``
 asks those sentinels where the master of ``service`` is, and asks again after
 a failover (the same URL form the rate limiter's storage takes).
@@ -24,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
@@ -78,27 +84,67 @@ def connect(url, **options):
     options.setdefault("retry", loading_retry())
     if url.startswith("redis+sentinel://"):
         return _sentinel_master(url, options)
+    if url.startswith("redis+cluster://"):
+        return _cluster(url, options)
     options.setdefault("max_connections", POOL_SIZE)
     options.setdefault("timeout", POOL_WAIT)
     return redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(url, **options))
 
 
 class SentinelURLError(ValueError):
-    """A ``redis+sentinel://`` URL that cannot be used; the message says why."""
+    """A ``redis+sentinel://`` or ``redis+cluster://`` URL that cannot be used; the
+    message says why."""
+
+
+def is_cluster(client):
+    """Whether ``client`` talks to a Redis Cluster (``redis+cluster://``)."""
+    return isinstance(client, RedisCluster)
+
+
+def _addresses(url, scheme):
+    parts = urlsplit(url)
+    hosts = parts.netloc.rsplit("@", 1)[-1]
+    password = unquote(parts.password) if parts.password else None
+    addresses = []
+    for address in filter(None, hosts.split(",")):
+        host, _, port = address.rpartition(":")
+        if not host or not (port.isascii() and port.isdigit()):
+            raise SentinelURLError(f"REDIS_URL: {scheme} address {address!r} must be host:port")
+        addresses.append((host.strip("[]"), int(port)))
+    return addresses, [piece for piece in parts.path.split("/") if piece], password
+
+
+def parse_cluster_url(url):
+    """``(nodes [(host, port)], password)`` from a ``redis+cluster://`` URL."""
+    nodes, path, password = _addresses(url, "cluster")
+    if not nodes or path:
+        raise SentinelURLError("REDIS_URL: must be redis+cluster://host:port[,host:port...]/ "
+                               "(a cluster has no database number)")
+    return nodes, password
+
+
+# A cluster's client retries a command its node could not take (the node gone, the
+# slot moved, the cluster reconfiguring after a failover), asking the cluster where
+# the slot is now, for some 8 s: longer than a replica takes to be promoted.
+CLUSTER_RETRIES = 20
+
+
+def _cluster(url, options):
+    nodes, password = parse_cluster_url(url)
+    options.pop("retry", None)
+    (host, port), rest = nodes[0], nodes[1:]
+    retry = Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.05), CLUSTER_RETRIES)
+    return RedisCluster(
+        url=f"redis://{host}:{port}/0", startup_nodes=[ClusterNode(h, p) for h, p in rest],
+        password=password, retry=retry, require_full_coverage=False,
+        connection_pool_class=redis.BlockingConnectionPool,
+        max_connections=options.pop("max_connections", POOL_SIZE),
+        timeout=options.pop("timeout", POOL_WAIT), **options)
 
 
 def parse_sentinel_url(url):
     """``(sentinels [(host, port)], service, db, password)`` from a sentinel URL."""
-    parts = urlsplit(url)
-    hosts = parts.netloc.rsplit("@", 1)[-1]
-    password = unquote(parts.password) if parts.password else None
-    sentinels = []
-    for address in filter(None, hosts.split(",")):
-        host, _, port = address.rpartition(":")
-        if not host or not (port.isascii() and port.isdigit()):
-            raise SentinelURLError(f"REDIS_URL: sentinel address {address!r} must be host:port")
-        sentinels.append((host.strip("[]"), int(port)))
-    path = [piece for piece in parts.path.split("/") if piece]
+    sentinels, path, password = _addresses(url, "sentinel")
     bad_db = len(path) == 2 and not (path[1].isascii() and path[1].isdigit())
     if not sentinels or not path or len(path) > 2 or bad_db:
         raise SentinelURLError("REDIS_URL: must be redis+sentinel://host:port[,host:port...]/service[/db]")

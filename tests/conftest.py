@@ -29,6 +29,7 @@ from app.settings import TestConfig  # noqa: E402
 from app.users import accounts  # noqa: E402
 from tests import support  # noqa: E402
 from tests.databases import PostgresMissing, fresh_database, postgres_server  # noqa: E402
+from tests.redis_cluster import session_redis  # noqa: E402
 from tests.support import LiveServer, RedisServer, SmtpServer  # noqa: E402
 
 ADMIN = ("ada", "ada-password")
@@ -62,7 +63,7 @@ def _close_left_listeners():
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server = session_redis(tmp_path_factory.mktemp("redis"))
     server.start()
     yield server
     server.stop()

@@ -13,20 +13,20 @@ import pytest
 
 from app import create_app
 from app.settings import TestConfig
-from tests.support import RedisServer
-
-
-class _KeptRedisServer(RedisServer):
-    def kill(self):
-        raise AssertionError("a test that kills Redis belongs in tests/integration")
+from tests.redis_cluster import session_redis
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
-    server = _KeptRedisServer(tmp_path_factory.mktemp("redis"), durable=False)
+    server = session_redis(tmp_path_factory.mktemp("redis"), durable=False)
+    server.kill = _no_kill
     server.start()
     yield server
     server.stop()
+
+
+def _no_kill(*args):
+    raise AssertionError("a test that kills Redis belongs in tests/integration")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,79 @@
+"""Where Herald's keys live on a Redis Cluster, and the one-time move of a
+single Redis's keys to those names.
+
+A Redis Cluster runs a command (a script, a MULTI/EXEC, a multi-key command)
+only when all its keys are in one hash slot, and a key's slot is the hash of
+its *hash tag*, the text between its first ``{`` and the next ``}``. So every
+group of keys that Herald writes in one step shares a tag:
+
+- ``herald:{u:<user>}:…``  one user's own state (read marks, subscriptions,
+  archive and snooze, preferences): spread over the cluster by user;
+- ``herald:{<family>}:…``  a family written together (accounts and API keys,
+  digests, webhooks, presence, the workers' figures): one slot each;
+- the history and what is written with it (its epoch and last id, idempotency
+  keys, publish quotas, consumer-group markers): tagged with the stream's own
+  name, ``herald:{herald:stream}:…``, so that they share the slot of
+  ``herald:stream``, whose name (and so every id) stays as it was
+  (app/stream/layout.py).
+
+The same names are used on one Redis, where a tag changes nothing. A Redis
+that holds keys under the names Herald used before (layout 1) has them moved
+once, by :func:`migrate` (``build()`` runs it; ``flask herald migrate-keys``
+too): each family lists its ``RENAMES``, (glob of the old names, function from
+an old name to its new one or None). A move is a RENAME, so a key is never in
+both places, and a key already at its new name is left alone. Stop every
+process of the old version first: one still running would write the old names
+after the move (docs/deploy.md, "Upgrading").
+"""
+import importlib
+import logging
+
+log = logging.getLogger("herald.keys")
+
+LAYOUT = "herald:layout"   # the layout this Redis's keys follow; absent: 1, or nothing yet
+VERSION = "2"
+LOCK = "herald:layout:moving"  # held while one process moves the keys
+LOCK_SECONDS = 300
+
+# The modules whose RENAMES the move applies: each package's layout.py lists its own.
+FAMILIES = ("app.stream.layout", "app.users.layout", "app.digests.layout", "app.webhooks.layout",
+            "app.ops.layout")
+
+
+def user_tag(user):
+    """The hash tag of ``user``'s own keys: ``{u:<user>}``."""
+    return "{u:" + user + "}"
+
+
+def renames():
+    """Every family's (glob, rename) pairs."""
+    pairs = []
+    for name in FAMILIES:
+        pairs.extend(importlib.import_module(name).RENAMES)
+    return pairs
+
+
+def migrate(client, scan_count=1000):
+    """Move a single Redis's keys to this layout, once; the number of keys moved.
+
+    A Redis Cluster is never moved (no Herald before this one ran on a cluster);
+    a Redis already on this layout is left at once (one GET)."""
+    from app.redis_client import is_cluster
+    if is_cluster(client) or client.get(LAYOUT) == VERSION.encode():
+        return 0
+    if not client.set(LOCK, "1", nx=True, ex=LOCK_SECONDS):
+        return 0  # another process is moving them; its moves and ours would be the same
+    try:
+        moved = 0
+        for glob, rename in renames():
+            for old in client.scan_iter(match=glob, count=scan_count):
+                old = old.decode() if isinstance(old, bytes) else old
+                new = rename(old)
+                if new and new != old and client.renamenx(old, new):
+                    moved += 1
+        client.set(LAYOUT, VERSION)
+        if moved:
+            log.info("moved %d keys to key layout %s (hash tags for a Redis Cluster)", moved, VERSION)
+        return moved
+    finally:
+        client.delete(LOCK)
