@@ -15,7 +15,8 @@ loses nor doubles a digest, except a crash between the SMTP server
 accepting an email and the worker marking it sent, which sends it again
 with the same Message-ID; SMTP down is retried with backoff, nothing dropped.
 
-Run as many as you like against one Redis, on one host or several: they
+Run as many as you like against one Redis or a Redis Cluster (every digest key
+shares the hash tag ``{digests}``: app/digests/layout.py), on one host or several: they
 share the consumer group under names of their own, a survivor takes over
 what a dead one left pending after ``DIGEST_CLAIM_IDLE``, a collected marker
 keeps a slow one from collecting a notification twice, and a lease per email

@@ -3,23 +3,29 @@
 The workers read ``herald:stream`` as the consumer group ``herald:digests``,
 each under its own consumer name (consumers.py), so each new entry goes to
 one of them. For each notification, the window updates of every matching
-subscription and the ``XACK`` go in one MULTI/EXEC: all of it happens or
-none, so after a crash the notification is either collected and
-acknowledged, or still pending (collected later by its owner, or by a peer
-that claims it once it has been idle ``DIGEST_CLAIM_IDLE`` seconds), never
-both nor neither. The transaction WATCHes each subscription's ``closed``
-mark, so nothing can land in a window the sender has begun to close; it
-then goes into the next window.
+subscription and its *collected marker* ``herald:{digests}:collected:<entry
+id>`` (kept a day) go in one MULTI/EXEC; then the entry is acknowledged
+(``XACK``). The transaction WATCHes the marker, so whoever comes second (a
+peer that claimed the entry from a slow owner, or that owner, alive after all)
+finds it set, or has its transaction aborted by the first's write and then
+finds it set, and only acknowledges the entry. It also WATCHes each
+subscription's ``closed`` mark, so nothing lands in a window the sender has
+begun to close (it goes into the next window), and each subscription's own
+key, so a subscription deleted meanwhile gets no window again.
 
-Exactly once with several workers: a claimed entry may still be collected by
-its first owner, alive but slow (paused, say, between reading and its
-transaction). So the transaction also WATCHes the entry's *collected marker*
-``herald:digest:collected:<entry id>`` and sets it (kept a day): whoever
-comes second finds it set, or has its transaction aborted by the first's
-write and then finds it set, and only acknowledges the entry. The marker is
-written only for a notification some subscription wants (one small key per
-such notification for a day), since collecting one nobody wants changes
-nothing.
+Why the acknowledgement is a step of its own: the digests' keys share one hash
+slot (layout.py) and the group lives in ``herald:stream``, in another, and a
+Redis Cluster runs a transaction in one slot only. It stays exactly once: a
+crash between the transaction and the ``XACK`` leaves the entry pending with
+its marker set, and whoever collects it next (this consumer on restart, or a
+peer claiming it after ``DIGEST_CLAIM_IDLE``) finds the marker and only
+acknowledges it; a crash before the transaction leaves it pending and
+uncollected, to be collected then. (The one way through: the entry left
+pending and no digest worker at all running for the marker's whole day; then
+it is collected a second time. The slow-owner race above had that bound
+already.) The marker is written only for a notification some subscription
+wants; one nobody wants is just acknowledged, since collecting it again
+changes nothing.
 
 A notification goes into the window of its own time (its id's), unless that
 window is already closed. A critical one, for a subscription with
@@ -32,6 +38,7 @@ import orjson
 import redis
 
 from app.digests import consumers, store, windows
+from app.digests.layout import name
 from app.stream import groups
 from app.stream.envelope import id_key, with_id
 from app.stream.keys import STREAM
@@ -46,7 +53,7 @@ CLAIM_EVERY_MAX = 5.0   # seconds between looks for idle pending entries, at mos
 
 def collected_key(entry_id):
     """The marker set when entry ``entry_id`` has been collected."""
-    return f"herald:digest:collected:{entry_id.decode() if isinstance(entry_id, bytes) else entry_id}"
+    return name(f"collected:{entry_id.decode() if isinstance(entry_id, bytes) else entry_id}")
 
 
 class Collector:
@@ -132,35 +139,40 @@ class Collector:
             return
         envelope = orjson.loads(with_id(fields[b"envelope"], entry_id))
         wanting = [r for r in self._subscriptions() if store.wants(r, envelope)]
-        moment = id_key(entry_id)[0] / 1000
-        with self.client.pipeline() as pipe:
-            while True:
-                try:
-                    done = self._collect_once(pipe, entry_id, envelope, wanting, moment)
-                    break
-                except redis.WatchError:
-                    continue  # a window closed, or a peer collected it, meanwhile: look again
+        done = self._record(entry_id, envelope, wanting) if wanting else True
+        self.fault("collect:before-ack")
+        self.client.xack(STREAM, GROUP, entry_id)  # a step apart: another slot (module doc)
         if done:
             self.collected += 1
         else:
             self.duplicates += 1
 
-    def _collect_once(self, pipe, entry_id, envelope, wanting, moment):
-        """One try of the transaction; False when the entry was already collected."""
-        closed = {}
-        if wanting:
-            marker = collected_key(entry_id)
-            # The subscriptions' own keys too: one deleted meanwhile (its windows
-            # deleted with it) must not get a window again.
-            pipe.watch(marker, *[windows.closed_key(r["id"]) for r in wanting],
-                       *[store.key(r["id"]) for r in wanting])
-            if pipe.exists(marker):  # a peer collected it (it was claimed from us, or by us)
-                pipe.multi()
-                pipe.xack(STREAM, GROUP, entry_id)
-                pipe.execute()
-                return False
-            wanting = [r for r in wanting if pipe.exists(store.key(r["id"]))]
-            closed = {r["id"]: windows.closed_upto(pipe, r["id"]) for r in wanting}
+    def _record(self, entry_id, envelope, wanting):
+        """Put the entry in the windows (or outbox) of ``wanting`` and set its marker, in
+        one transaction; False when the marker says it was collected already."""
+        moment = id_key(entry_id)[0] / 1000
+        with self.client.pipeline(transaction=True) as pipe:  # all in the digests' slot
+            while True:
+                try:
+                    return self._record_once(pipe, entry_id, envelope, wanting, moment)
+                except redis.WatchError:
+                    continue  # a window closed, or a peer collected it, meanwhile: look again
+
+    def _record_once(self, pipe, entry_id, envelope, wanting, moment):
+        """One try of the transaction."""
+        marker = collected_key(entry_id)
+        # The subscriptions' own keys too: one deleted meanwhile (its windows
+        # deleted with it) must not get a window again.
+        pipe.watch(marker, *[windows.closed_key(r["id"]) for r in wanting],
+                   *[store.key(r["id"]) for r in wanting])
+        if pipe.exists(marker):  # a peer collected it (it was claimed from us, or by us)
+            pipe.reset()
+            return False
+        wanting = [r for r in wanting if pipe.exists(store.key(r["id"]))]
+        if not wanting:  # every one deleted meanwhile: nothing to collect
+            pipe.reset()
+            return True
+        closed = {r["id"]: windows.closed_upto(pipe, r["id"]) for r in wanting}
         pipe.multi()
         for record in wanting:
             if record["critical_now"] and envelope.get("severity") == "critical":
@@ -168,9 +180,7 @@ class Collector:
             else:
                 window = store.schedule_of(record).next_due(max(moment, closed[record["id"]]))
                 windows.add(pipe, record["id"], window, envelope)
-        if wanting:
-            pipe.set(collected_key(entry_id), 1, ex=COLLECTED_TTL)
-        pipe.xack(STREAM, GROUP, entry_id)
+        pipe.set(marker, 1, ex=COLLECTED_TTL)
         self.fault("collect:before-exec")
         pipe.execute()
         return True

@@ -12,7 +12,7 @@ per critical notification.
 
 Several workers: any of them may find the same due window or outbox entry.
 Before sending, a worker takes the email's lease (``SET
-herald:digest:sending:<key> NX PX``, 120 s: longer than an SMTP exchange
+herald:{digests}:sending:<key> NX PX``, 120 s: longer than an SMTP exchange
 with its 10 s timeouts) and lets go of it after marking the email sent; a
 worker that finds the lease taken leaves the email to its holder. Under the
 lease it reads the window and the sent mark afresh, so an email a peer has
@@ -22,6 +22,10 @@ accepted, sends the copy of the corner above). The one case the lease does
 not cover: an SMTP exchange that outlasts it (a server that answers each
 step just within its timeout) may be sent by a second worker too, with the
 same Message-ID.
+
+On a Redis Cluster: every key written here (the closed mark, the window, the sent
+mark, the outbox, the leases) carries the digests' hash tag (layout.py), so each
+MULTI/EXEC and the closing script stay in one slot, and are as atomic as on one Redis.
 
 SMTP down: nothing is dropped; sending is retried with backoff (1 s doubling
 to 60 s), one log line per change of state. Without SMTP_URL, digests are
@@ -33,6 +37,7 @@ import time
 import orjson
 
 from app.digests import render, store, windows
+from app.digests.layout import name
 from app.digests.smtp import ERRORS
 from app.ops import metrics
 from app.ops.leases import ItemLeases
@@ -40,7 +45,7 @@ from app.ops.leases import ItemLeases
 log = logging.getLogger("herald.digest")
 
 BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0
-SENDING = "herald:digest:sending:"  # + an email's idempotency key: who is sending it
+SENDING = name("sending:")  # + an email's idempotency key: who is sending it
 SEND_LEASE = 120.0  # seconds; longer than an SMTP exchange (a 10 s timeout per step)
 
 _CLOSE_LUA = """
@@ -125,7 +130,7 @@ class Sender:
             metrics.count(self.client, "digest_emails_sent")
             emailed = True
             self.fault("send:after-smtp")
-        with self.client.pipeline() as pipe:
+        with self.client.pipeline(transaction=True) as pipe:  # one slot: windows' keys
             if total:
                 pipe.set(windows.sent_key(key), 1, ex=windows.SENT_TTL)
             pipe.delete(windows.counts_key(digest_id, window), windows.items_key(digest_id, window))
@@ -161,7 +166,7 @@ class Sender:
             self.sent += 1
             metrics.count(self.client, "digest_emails_sent")
             self.fault("outbox:after-smtp")
-        with self.client.pipeline() as pipe:
+        with self.client.pipeline(transaction=True) as pipe:
             pipe.set(windows.sent_key(key), 1, ex=windows.SENT_TTL)
             pipe.lrem(windows.OUTBOX, 1, raw)
             pipe.execute()

@@ -1,7 +1,8 @@
 """Digest subscriptions: who gets which email, when. Kept in Redis.
 
-A subscription is the hash ``herald:digest:<id>`` (fields below, lists as
-JSON) in the set ``herald:digests``; it belongs to the admin who made it
+A subscription is the hash ``herald:{digests}:<id>`` (fields below, lists as
+JSON) in the set ``herald:{digests}:all`` (every digest key shares the hash tag
+``{digests}``, one Redis Cluster slot: layout.py); it belongs to the admin who made it
 (``owner``), and only its owner reads, changes or deletes it. Its fields:
 
 - ``email``: where to send (validated);
@@ -24,6 +25,7 @@ import time
 
 import orjson
 
+from app.digests.layout import name
 from app.digests.schedule import Schedule, ScheduleError, check
 from app.stream import groups
 from app.stream.envelope import (
@@ -34,9 +36,9 @@ from app.stream.envelope import (
     topic_matches,
 )
 
-DIGESTS = "herald:digests"
-GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream
-CHANGED = "herald:digests:changed"  # bumped on every change, so workers reload
+DIGESTS = name("all")
+GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream (not a key)
+CHANGED = name("changed")  # bumped on every change, so workers reload
 FIELDS = ("email", "topics", "min_severity", "schedule", "timezone", "enabled", "critical_now",
           "exclude", "quiet", "managed")
 HHMM_RE = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]\Z")
@@ -55,7 +57,7 @@ class DigestError(ValueError):
 
 
 def key(digest_id):
-    return f"herald:digest:{digest_id}"
+    return name(digest_id)
 
 
 def validate(data, partial=False):
@@ -152,7 +154,8 @@ def create(client, owner, data, limit=MAX_PER_OWNER):
     ensure_group(client)
     digest_id = secrets.token_hex(6)
     record = dict(clean, owner=owner, created=int(time.time()))
-    with client.pipeline() as pipe:
+    # transaction=True: a cluster's pipeline is not a MULTI/EXEC unless asked (one slot)
+    with client.pipeline(transaction=True) as pipe:
         pipe.hset(key(digest_id), mapping=_encode(record))
         pipe.sadd(DIGESTS, digest_id)
         pipe.incr(CHANGED)
@@ -192,7 +195,7 @@ def update(client, digest_id, owner, data):
     changes = validate(data, partial=True)
     merged = dict(record, **changes)
     _check_schedule(merged)
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:
         pipe.hset(key(digest_id), mapping=_encode(changes))
         pipe.incr(CHANGED)
         pipe.execute()
@@ -203,7 +206,7 @@ def delete(client, digest_id, owner):
     if get(client, digest_id, owner) is None:
         return False
     windows = [w.decode() for w in client.zrange(f"{key(digest_id)}:windows", 0, -1)]
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:
         pipe.delete(key(digest_id), f"{key(digest_id)}:windows", f"{key(digest_id)}:closed")
         for window in windows:
             pipe.delete(f"{key(digest_id)}:w:{window}:counts", f"{key(digest_id)}:w:{window}:items")

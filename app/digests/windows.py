@@ -2,23 +2,26 @@
 
 For subscription S and window W (its due time, UNIX seconds):
 
-- ``herald:digest:S:w:W:counts``: a hash "topic<TAB>severity" -> count;
-- ``herald:digest:S:w:W:items``: the KEEP_ITEMS most severe, then latest,
+- ``herald:{digests}:S:w:W:counts``: a hash "topic<TAB>severity" -> count;
+- ``herald:{digests}:S:w:W:items``: the KEEP_ITEMS most severe, then latest,
   envelopes (a sorted set scored by severity, then time);
-- ``herald:digest:S:windows``: the windows of S that hold something;
-- ``herald:digest:S:closed``: the due time of the last window closed; a
+- ``herald:{digests}:S:windows``: the windows of S that hold something;
+- ``herald:{digests}:S:closed``: the due time of the last window closed; a
   notification never goes into a closed window, only the next one.
 
-``herald:digest:outbox`` lists critical notifications to email at once;
-``herald:digest:sent:<key>`` marks each email sent (its idempotency key).
+``herald:{digests}:outbox`` lists critical notifications to email at once;
+``herald:{digests}:sent:<key>`` marks each email sent (its idempotency key).
+All in the digests' one hash slot (layout.py), as collect.py and send.py write
+them together.
 """
 import orjson
 
+from app.digests.layout import name
 from app.digests.store import key
 from app.stream.envelope import SEVERITY_RANK, id_key
 
 KEEP_ITEMS = 50
-OUTBOX = "herald:digest:outbox"
+OUTBOX = name("outbox")
 SENT_TTL = 30 * 86400
 
 
@@ -39,7 +42,7 @@ def items_key(digest_id, window):
 
 
 def sent_key(idempotency_key):
-    return f"herald:digest:sent:{idempotency_key}"
+    return name(f"sent:{idempotency_key}")
 
 
 def digest_key(digest_id, window):

@@ -81,3 +81,25 @@ def test_stale_consumer_names_are_deleted_unless_they_hold_entries(redis, bus):
     assert (mine, deleted) == (0, ["digest-gone"])
     names = {c["name"] for c in redis.xinfo_consumers(STREAM, GROUP)}
     assert names == {b"digest-holder", b"digest-me"}
+
+
+def test_a_crash_between_collecting_and_acknowledging_collects_once(redis, bus):
+    """The XACK is a step apart from the transaction (the group is in the stream's hash
+    slot, the windows in the digests'): a worker that dies between them leaves the entry
+    pending with its marker set; on restart it finds the marker and only acknowledges."""
+    record = subscribe(redis)
+
+    def crash(step):
+        if step == "collect:before-ack":
+            raise SystemExit("killed")
+
+    dying = Collector(redis, crash, consumer="digest-a", claim_idle=30)
+    dying.ensure_group()
+    bus.publish("ops.x", "once")
+    with pytest.raises(SystemExit):
+        dying.step(block_ms=10)
+    assert redis.xpending(STREAM, GROUP)["pending"] == 1 and window_total(redis, record) == 1
+    again = Collector(redis, consumer="digest-a", claim_idle=30)  # the same name, restarted
+    assert again.step(block_ms=10) == 1
+    assert (again.collected, again.duplicates) == (0, 1)
+    assert redis.xpending(STREAM, GROUP)["pending"] == 0 and window_total(redis, record) == 1
