@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from app.stream.keys import EPOCH, LIVE, STREAM  # noqa: E402
+from app.stream.keys import EPOCH, LAST_ID, LIVE, STREAM  # noqa: E402
 from app.stream.publish import IDEMPOTENCY_TTL, Bus, prepare  # noqa: E402
 from tests.support import RedisServer, cpu_seconds  # noqa: E402
 
@@ -40,8 +40,9 @@ def publisher(url, seconds, pipeline, counter):
     client = redis.Redis.from_url(url)
     bus = Bus(client)
     item = prepare(ENVELOPE)
-    keys = [STREAM, LIVE, EPOCH]
-    args = [bus.history_max, IDEMPOTENCY_TTL, "f", item.raw, item.topic, item.user, item.ts]
+    keys = [STREAM, EPOCH, LAST_ID]  # no idempotency key, credential or quota (app/stream/publish_scripts.py)
+    args = [LIVE, bus.history_max, IDEMPOTENCY_TTL, "f", "", 0, 0, 0,
+            item.raw, item.topic, item.user, item.ts]
     done, end = 0, time.monotonic() + seconds
     while time.monotonic() < end:
         pipe = client.pipeline(transaction=False)

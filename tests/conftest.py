@@ -29,8 +29,8 @@ from app.settings import TestConfig  # noqa: E402
 from app.users import accounts  # noqa: E402
 from tests import support  # noqa: E402
 from tests.databases import PostgresMissing, fresh_database, postgres_server  # noqa: E402
-from tests.redis_cluster import session_redis  # noqa: E402
-from tests.support import LiveServer, RedisServer, SmtpServer  # noqa: E402
+from tests.redis_cluster import ON_CLUSTER, session_redis  # noqa: E402
+from tests.support import LiveServer, SmtpServer  # noqa: E402
 
 ADMIN = ("ada", "ada-password")
 USER = ("bob", "bob-password")
@@ -46,6 +46,8 @@ def pytest_collection_modifyitems(items):
         if not item.path.is_relative_to(ROOT / "tests"):
             continue  # an example app's own tests (examples/adopt/tests): its own business
         parts = item.path.relative_to(ROOT / "tests").parts
+        if ON_CLUSTER and item.get_closest_marker("single_redis"):
+            item.add_marker(pytest.mark.skip(reason=item.get_closest_marker("single_redis").args[0]))
         if parts[0] == "integration":
             item.add_marker("slow")
             if parts[1] in AREAS:

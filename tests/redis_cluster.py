@@ -14,7 +14,7 @@ from pathlib import Path
 import redis
 
 from app.ops import processes
-from app.redis_client import connect
+from app.redis_client import connect, is_cluster
 from tests.support import RedisServer, free_port, wait_until
 
 # HERALD_TEST_REDIS=cluster runs the whole suite on a cluster (``make test-cluster``).
@@ -157,3 +157,25 @@ def session_redis(folder, durable=True):
     """The session's Redis for the tests: one redis-server, or a cluster when
     HERALD_TEST_REDIS=cluster."""
     return RedisCluster(folder, durable=durable) if ON_CLUSTER else RedisServer(folder, durable=durable)
+
+
+def every_key(client, pattern):
+    """KEYS ``pattern`` over the whole keyspace: every master's, on a cluster."""
+    if is_cluster(client):
+        return client.keys(pattern, target_nodes=redis.cluster.RedisCluster.PRIMARIES)
+    return client.keys(pattern)
+
+
+def subscribers(client, channel):
+    """How many connections listen on pub/sub ``channel``, on whichever node they are."""
+    if not is_cluster(client):
+        return client.pubsub_numsub(channel)[0][1]
+    return sum(client.get_redis_connection(node).pubsub_numsub(channel)[0][1]
+               for node in client.get_nodes())
+
+
+def node_of(client, key):
+    """The client of the node that serves ``key`` (``client`` itself on one Redis)."""
+    if not is_cluster(client):
+        return client
+    return client.get_redis_connection(client.get_node_from_key(key))

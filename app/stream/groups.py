@@ -32,7 +32,7 @@ went with the stream, so that a ``DEL herald:stream`` never ends a worker.
 """
 import redis
 
-from app.stream.keys import EPOCH, LAST_ID, STREAM
+from app.stream.keys import EPOCH, LAST_ID, STREAM, group_epoch
 from app.stream.publish_scripts import ABOVE_LAST_LUA
 
 # KEYS: stream, epoch, the group's epoch marker, the last id (keys.LAST_ID). ARGV: group,
@@ -71,8 +71,9 @@ return start
 
 
 def marker_key(group):
-    """Where the epoch the group was made in is kept."""
-    return f"{group}:epoch"
+    """Where the epoch the group was made in is kept (in the stream's slot, as the
+    script that makes the group reads it with the stream)."""
+    return group_epoch(group)
 
 
 def ensure(client, group, deleted=False):

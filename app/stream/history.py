@@ -12,6 +12,7 @@ What a read keeps besides visibility (filters, search) is feed_filter.Filter.
 import orjson
 import redis
 
+from app.redis_client import pool_for, raw_entries, raw_name
 from app.stream.envelope import WILDCARD, id_key, visible_to, with_id
 from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
 from app.stream.keys import BORN, STREAM
@@ -62,7 +63,8 @@ def _read(client, command, first, last, count):
     made it instead of building a tuple and a dict per entry, a third of a long
     scan's time.
     """
-    return client.execute_command(command, STREAM, first, last, "COUNT", count)
+    return raw_entries(client, client.execute_command(raw_name(client, command), STREAM,
+                                                      first, last, "COUNT", count))
 
 
 class _Reads:
@@ -77,12 +79,13 @@ class _Reads:
 
     def __init__(self, client, command, bound):
         self.client, self.command, self.bound = client, command, bound
-        self.far = "+" if command == b"XRANGE" else "-"
-        self.connection, self.pending = None, None
+        self.far = "+" if command == "XRANGE" else "-"
+        self.connection, self.pending, self.pool = None, None, None
 
     def _send(self, count):
         if self.connection is None:
-            self.connection = self.client.connection_pool.get_connection()
+            self.pool = pool_for(self.client, STREAM)
+            self.connection = self.pool.get_connection()
         self.connection.send_command(self.command, STREAM, self.bound, self.far, "COUNT", count)
 
     def read(self, count):
@@ -109,7 +112,7 @@ class _Reads:
         if self.connection is not None:
             if failed or self.pending is not None:
                 self.connection.disconnect()
-            self.client.connection_pool.release(self.connection)
+            self.pool.release(self.connection)
             self.connection = None
 
 
@@ -193,7 +196,7 @@ def feed_after(client, user, subscriptions, after, limit, wanted=EVERYTHING):
     """
     if id_key(after) >= LAST_ID:  # nothing can follow; Redis refuses "(" past the end
         return [], after
-    found, cursor, _more = _collect(client, b"XRANGE", user, subscriptions, f"({after}", limit,
+    found, cursor, _more = _collect(client, "XRANGE", user, subscriptions, f"({after}", limit,
                                     wanted)
     return found, cursor or after
 
@@ -208,7 +211,7 @@ def feed_latest(client, user, subscriptions, limit, wanted=EVERYTHING, before=No
     end = newest[0][0].decode()
     if before is not None and id_key(before) <= (0, 0):  # nothing precedes it
         return [], end, None
-    found, cursor, more = _collect(client, b"XREVRANGE", user, subscriptions,
+    found, cursor, more = _collect(client, "XREVRANGE", user, subscriptions,
                                    f"({before}" if before else end, limit, wanted)
     found.reverse()
     return found, end, cursor if more else None

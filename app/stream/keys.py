@@ -20,16 +20,41 @@ LIVE = "herald:live"
 # credentials); their messages are written and read by app.stream.control.
 CONTROL = "herald:control"
 
+# What is written in one step with the stream (by the publish scripts) lives in the
+# stream's hash slot: on a Redis Cluster a script's keys must share one slot, and a
+# key's slot is that of its hash tag. The tag is the stream's own name, whose slot is
+# the stream's (a name without a tag is hashed whole), so the stream keeps its name,
+# and every id it gave, on one Redis and on a cluster alike (app/key_layout.py).
+STREAM_TAG = "{" + STREAM + "}"
+
+
+def with_stream(name):
+    """The name of a key kept in the stream's slot: ``herald:{herald:stream}:<name>``."""
+    return f"herald:{STREAM_TAG}:{name}"
+
+
 # The id of the stream's first entry since it was (re)created: a client's
 # cursor from before it belongs to another stream (app.stream.history).
-EPOCH = "herald:epoch"
+EPOCH = with_stream("epoch")
 
 # The greatest id herald:stream ever gave (as of its last publish), kept apart from it so
 # that a DEL of the stream leaves it: a stream made anew goes on above it, where Redis
 # would start from its clock, at or below the old ids when recreated within the same
 # millisecond (or after the clock stepped back), and whoever follows the stream by the
 # last id it saw would skip them (app.stream.publish_scripts, app.stream.groups).
-LAST_ID = "herald:last-id"
+LAST_ID = with_stream("last-id")
+
+# Prefixes of keys the publish scripts write with the stream: an idempotency key's
+# first answer (+ the key's SHA-256), a bridge batch's ids (+ the batch's uuid), and
+# an API key's publish rate-limit counters (app.web.publish_quota).
+ONCE = with_stream("once:")
+BATCH = with_stream("batch:")
+QUOTA = with_stream("quota:")
+
+
+def group_epoch(group):
+    """Where the epoch consumer group ``group`` was made in is kept (app.stream.groups)."""
+    return with_stream(f"group-epoch:{group}")
 
 # String per user name: the account's "born" floor, the last stream id generated
 # before the account with this name was created (or, once deleted, before it was

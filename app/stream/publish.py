@@ -20,11 +20,11 @@ from typing import NamedTuple
 
 import orjson
 
-from app.redis_client import UNAVAILABLE, connect
+from app.redis_client import UNAVAILABLE, connect, is_cluster
 from app.settings import history_max, redis_url
 from app.stream import envelope as rules
 from app.stream import publish_scripts as scripts
-from app.stream.keys import EPOCH, LAST_ID, LIVE, STREAM
+from app.stream.keys import BATCH, EPOCH, LAST_ID, LIVE, ONCE, STREAM
 
 DEFAULT_HISTORY_MAX = 100_000
 
@@ -108,10 +108,18 @@ class QuotaExceeded(RuntimeError):
 
 
 class Bus:
-    """Publishes to one Redis; safe to share between threads and greenlets."""
+    """Publishes to one Redis, or a Redis Cluster; safe to share between threads and
+    greenlets.
+
+    On a cluster the credential is not in the stream's hash slot (it is the API
+    key's record), so the script cannot read it: it is checked by a read just
+    before the script instead. An API key revoked between that read and the
+    script's write lets that one publish through, as one revoked while its
+    request was on the wire would; the next one is refused."""
 
     def __init__(self, client, history_max=DEFAULT_HISTORY_MAX):
         self.client = client
+        self.cluster = is_cluster(client)
         self.history_max = history_max
         self._script = client.register_script(scripts.PUBLISH)
         self._batch_script = client.register_script(scripts.PUBLISH_BATCH)
@@ -167,15 +175,21 @@ class Bus:
         """Publish validated envelopes in one script; returns (``[{"id", "ts"}]``, replayed)."""
         prepared = [_prepare_clean(item) for item in clean]
         once = "" if idempotency_key is None else \
-            "herald:publish:once:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
-        keys = [STREAM, LIVE, EPOCH, once, "", LAST_ID]
+            ONCE + hashlib.sha256(idempotency_key.encode()).hexdigest()
+        keys = [STREAM, EPOCH, LAST_ID]
         digest = fingerprint(clean[0] if len(clean) == 1 else clean)
-        args = [self.history_max, IDEMPOTENCY_TTL, digest, "", 0]
-        if credential is not None:
-            keys[4], args[3] = credential.key, credential.holder
+        args = [LIVE, self.history_max, IDEMPOTENCY_TTL, digest, "", 0, 0, 0]
+        if once:
+            keys.append(once)
+            args[5] = len(keys)
+        if credential is not None and self.cluster:
+            self._check(credential)
+        elif credential is not None:
+            keys.append(credential.key)
+            args[4], args[6] = credential.holder, len(keys)
         if quota is not None:
             keys += quota.keys
-            args[4] = len(quota.keys)
+            args[7] = len(quota.keys)
             args += quota.arguments()
         for item in prepared:
             args += [item.raw, item.topic, item.user, item.ts]
@@ -194,6 +208,14 @@ class Bus:
             raise IdempotencyConflict("idempotency key: already used for a different notification")
         return stored, True
 
+    def _check(self, credential):
+        try:
+            holder = self.client.get(credential.key)
+        except UNAVAILABLE as exc:
+            raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
+        if holder is None or _text(holder) != credential.holder:
+            raise CredentialRefused("the credential was revoked")
+
     def spend(self, quota):
         """Count one request against ``quota``'s limits, for a publish refused before
         the script (a bad body); raises QuotaExceeded past a limit. Raises
@@ -210,22 +232,24 @@ class Bus:
         envelope = dict(fields, topic=topic, title=title)
         return self.publish_envelope(envelope, idempotency_key)["id"]
 
-    def publish_batch(self, prepared, batch_key):
+    def publish_batch(self, prepared, batch_id):
         """Publish many :class:`Prepared` notifications in one round trip, in order.
 
         All or none are written (one Lua script). Returns their ids. Raises
         a Redis connection error when Redis cannot be reached; whether the
-        batch was written then is what :meth:`batch_outcome` tells.
+        batch was written then is what :meth:`batch_outcome` tells, for the same
+        ``batch_id`` (a string unique to the batch: its ids are kept under
+        ``keys.BATCH + batch_id``, in the stream's slot).
         """
-        args = [self.history_max, BATCH_KEY_TTL]
+        args = [LIVE, self.history_max, BATCH_KEY_TTL]
         for item in prepared:
             args += [item.raw, item.topic, item.user]
-        ids = self._batch_script(keys=[STREAM, LIVE, batch_key, EPOCH, LAST_ID], args=args)
+        ids = self._batch_script(keys=[STREAM, BATCH + batch_id, EPOCH, LAST_ID], args=args)
         return [_text(i) for i in ids]
 
-    def batch_outcome(self, batch_key):
-        """The ids a batch written under ``batch_key`` got, or None if it was not written."""
-        value = self.client.get(batch_key)
+    def batch_outcome(self, batch_id):
+        """The ids batch ``batch_id`` got, or None if it was not written."""
+        value = self.client.get(BATCH + batch_id)
         return value.decode().split(" ") if value else None
 
 

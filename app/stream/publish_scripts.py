@@ -42,11 +42,14 @@ local function remember(last_key, id)
 end
 """
 
-# KEYS: stream, live channel, epoch, idempotency key ("": none), credential key ("":
-# none), the last id (keys.LAST_ID), then one counter key per rate limit.
-# ARGV: maxlen, key ttl, "fingerprint", the credential's holder, the number of rate
-# limits n, n (amount, window seconds) pairs, then one (envelope JSON without id,
-# topic, user, ts) quadruple per notification.
+# KEYS: stream, epoch, the last id (keys.LAST_ID), then the idempotency key and the
+# credential key when there are, then one counter key per rate limit: only keys, all
+# in the stream's hash slot, as a Redis Cluster requires (the live channel is not a
+# key, so it is an argument).
+# ARGV: live channel, maxlen, key ttl, "fingerprint", the credential's holder, the
+# idempotency key's position in KEYS (0: none), the credential key's (0: none), the
+# number of rate limits n, n (amount, window seconds) pairs, then one (envelope JSON
+# without id, topic, user, ts) quadruple per notification.
 # Checked in this order, each answering without writing a notification:
 # - a credential key that no longer names its holder (an API key revoked since
 #   this process last looked it up): {-1, ""};
@@ -58,28 +61,29 @@ end
 # Else it writes them all, in order, and answers {1, "id ts id ts ..."}; a new
 # idempotency key remembers this publish, in the same atomic step.
 PUBLISH = _NEW_EPOCH_LUA + """
-if KEYS[5] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[4] then return {-1, ''} end
-local limits = tonumber(ARGV[5])
+local once, credential, limits = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+if credential > 0 and redis.call('GET', KEYS[credential]) ~= ARGV[5] then return {-1, ''} end
+local first_limit = #KEYS - limits
 for i = 1, limits do
-  local key, amount = KEYS[6 + i], tonumber(ARGV[4 + 2 * i])
+  local key, amount = KEYS[first_limit + i], tonumber(ARGV[7 + 2 * i])
   local count = redis.call('INCR', key)
-  if count == 1 then redis.call('EXPIRE', key, ARGV[5 + 2 * i]) end
+  if count == 1 then redis.call('EXPIRE', key, ARGV[8 + 2 * i]) end
   if count > amount then return {-2, i} end
 end
-if KEYS[4] ~= '' then
-  local seen = redis.call('GET', KEYS[4])
+if once > 0 then
+  local seen = redis.call('GET', KEYS[once])
   if seen then return {0, seen} end
 end
 local written, id = {}, nil
-for i = 6 + 2 * limits, #ARGV, 4 do
-  id = add(KEYS[1], KEYS[3], KEYS[6], ARGV[1],
+for i = 9 + 2 * limits, #ARGV, 4 do
+  id = add(KEYS[1], KEYS[2], KEYS[3], ARGV[2],
            'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
-  redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
+  redis.call('PUBLISH', ARGV[1], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   written[#written + 1] = id .. ' ' .. ARGV[i + 3]
 end
-remember(KEYS[6], id)
+remember(KEYS[3], id)
 local answer = table.concat(written, ' ')
-if KEYS[4] ~= '' then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. answer, 'EX', ARGV[2]) end
+if once > 0 then redis.call('SET', KEYS[once], ARGV[4] .. ' ' .. answer, 'EX', ARGV[3]) end
 return {1, answer}
 """
 
@@ -96,19 +100,19 @@ end
 return 0
 """
 
-# KEYS: stream, live channel, batch key, epoch, last id. ARGV: maxlen, batch-key ttl, then
-# one triple (envelope JSON without id, topic, user) per notification. The ids
+# KEYS: stream, batch key, epoch, last id. ARGV: live channel, maxlen, batch-key ttl,
+# then one triple (envelope JSON without id, topic, user) per notification. The ids
 # are kept under the batch key, in the same atomic step, so that a caller who
 # lost the reply can learn whether the batch was written, and its ids.
 PUBLISH_BATCH = _NEW_EPOCH_LUA + """
 local ids = {}
-for i = 3, #ARGV, 3 do
-  local id = add(KEYS[1], KEYS[4], KEYS[5], ARGV[1],
+for i = 4, #ARGV, 3 do
+  local id = add(KEYS[1], KEYS[3], KEYS[4], ARGV[2],
                  'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
-  redis.call('PUBLISH', KEYS[2], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
+  redis.call('PUBLISH', ARGV[1], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
   ids[#ids + 1] = id
 end
-remember(KEYS[5], ids[#ids])
-redis.call('SET', KEYS[3], table.concat(ids, ' '), 'EX', ARGV[2])
+remember(KEYS[4], ids[#ids])
+redis.call('SET', KEYS[2], table.concat(ids, ' '), 'EX', ARGV[3])
 return ids
 """

@@ -24,6 +24,7 @@ limited to some prefixes (``allowed``), only topics inside those.
 import threading
 import time
 
+from app.redis_client import raw_entries, raw_name
 from app.stream.envelope import id_key, within
 from app.stream.keys import BORN, EPOCH, STREAM
 
@@ -158,9 +159,11 @@ class TopicCounts:
         caught_up = tally is not None and self.clock() - tally.made < self.refresh \
             and tally.scanned < 2 * self.most
         if caught_up:
-            pipe.execute_command(b"XRANGE", STREAM, b"(" + (tally.newest or b"0-0"), "+",
-                                 "COUNT", CATCH_UP)
+            pipe.execute_command(raw_name(client, "XRANGE"), STREAM, b"(" + (tally.newest or b"0-0"),
+                                 "+", "COUNT", CATCH_UP)
         replies = pipe.execute()
+        if caught_up:
+            replies[2] = raw_entries(client, replies[2])
         epoch, floor = replies[0], id_key(replies[1]) if replies[1] else None
         if caught_up and epoch == tally.epoch and len(replies[2]) < CATCH_UP:
             tally.add(replies[2], newest_first=False)
@@ -174,7 +177,8 @@ class TopicCounts:
         bound = b"+"
         while tally.scanned < self.most:
             count = min(PAGE, self.most - tally.scanned)
-            entries = client.execute_command(b"XREVRANGE", STREAM, bound, "-", "COUNT", count)
+            entries = raw_entries(client, client.execute_command(
+                raw_name(client, "XREVRANGE"), STREAM, bound, "-", "COUNT", count))
             tally.add(entries, newest_first=True)
             if len(entries) < count:
                 break

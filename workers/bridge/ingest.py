@@ -217,7 +217,7 @@ class Ingest:
                 items.append(item)
         if not items:
             return
-        key = f"herald:bridge:batch:{uuid.uuid4().hex}"
+        key = uuid.uuid4().hex  # the batch's id (Bus.publish_batch)
         self.unresolved = (key, items)
         ids = self.bus.publish_batch([item.prepared for item in items], key)
         self._stored(items, ids)

@@ -70,7 +70,8 @@ def test_warning_shows_a_toast(dashboard, live_server, api_key):
     expect(page.locator("#toasts .toast .title")).to_have_text(["Disk nearly full"], timeout=PAGE_WAIT)
 
 
-def test_a_warning_the_view_read_before_the_socket_brought_it_still_toasts_once(dashboard, live_server, api_key):
+def test_a_warning_the_view_read_before_the_socket_brought_it_still_toasts_once(
+        dashboard, live_server, api_key):
     """A reload of the view (a new subscription, a filter) can read a notification
     over REST before the socket brings it: it is news all the same, shown once."""
     page = dashboard

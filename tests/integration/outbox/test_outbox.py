@@ -8,9 +8,11 @@ from sqlalchemy import BigInteger, Column, Float, Integer, MetaData, String, Tab
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from app.stream.keys import ONCE
 from herald_client import HeraldClient, Unavailable, outbox_rows, retry_policy
 from herald_client.sqlalchemy import Outbox, OutboxError
 from tests.integration.outbox.support import stream, tables
+from tests.redis_cluster import every_key
 from tests.support import free_port, wait_until
 
 
@@ -399,7 +401,7 @@ def test_a_closed_outbox_tracks_nothing_more(engine, outbox):
 
 def publishes(redis):
     """How many publish requests Herald took (one idempotency key each)."""
-    return len(redis.keys("herald:publish:once:*"))
+    return len(every_key(redis, ONCE + "*"))
 
 
 def test_a_commits_rows_go_out_in_one_publish_and_a_backlog_a_hundred_at_a_time(

@@ -22,7 +22,7 @@ def test_a_batch_reaches_each_client_as_exactly_what_it_may_see(live_server, red
             if n % 5 == 0:
                 envelope["user"] = ["ann", "ben"][n % 2]
             envelopes.append(envelope)
-        ids = Bus(redis).publish_batch([prepare(e) for e in envelopes], f"batch:{uuid.uuid4()}")
+        ids = Bus(redis).publish_batch([prepare(e) for e in envelopes], str(uuid.uuid4()))
 
         def visible(user, topics):
             return [i for i, e in zip(ids, envelopes, strict=True)

@@ -12,6 +12,7 @@ from app.ops import worker_health
 from app.settings import TestConfig
 from app.stream.keys import STREAM
 from herald_client.zmq import Publisher, Subscriber
+from tests.redis_cluster import every_key
 from tests.support import Bridge, wait_until
 
 PEERS, EACH = 6, 150  # peers (half on each bridge) and confirmed publishes per peer
@@ -79,8 +80,8 @@ def test_two_bridges_ingest_at_once_and_both_serve_egress(bridges, redis, redis_
         for subscriber in subscribers:
             subscriber.close()
     # A backlog gauge per bridge, neither overwriting the other.
-    keys = wait_until(lambda: redis.keys(worker_health.BRIDGE_PREFIX + "*")
-                      if len(redis.keys(worker_health.BRIDGE_PREFIX + "*")) == 2 else None,
+    keys = wait_until(lambda: every_key(redis, worker_health.BRIDGE_PREFIX + "*")
+                      if len(every_key(redis, worker_health.BRIDGE_PREFIX + "*")) == 2 else None,
                       timeout=5, message="a backlog gauge from each bridge")
     pids = {key.decode().rsplit(":", 1)[1] for key in keys}
     assert pids == {str(bridge.process.pid) for bridge in bridges}

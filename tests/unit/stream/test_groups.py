@@ -10,6 +10,7 @@ import redis as redis_py
 from app.stream import groups
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from tests.redis_cluster import node_of
 from tests.support import wait_until
 
 GROUP = "herald:test-group"
@@ -46,7 +47,7 @@ def test_a_read_waiting_on_a_deleted_stream_remakes_the_group_and_goes_on(redis,
     waiting = threading.Thread(target=lambda: answers.append(reader.read(">", 5000)))
     waiting.start()
     wait_until(lambda: any(c["cmd"] == "xreadgroup" and "b" in c["flags"]
-                           for c in redis.client_list()), message="the read waiting")
+                           for c in node_of(redis, STREAM).client_list()), message="the read waiting")
     redis.delete(STREAM)
     waiting.join(10)
     assert answers == [[]] and restarts == [1]

@@ -6,8 +6,9 @@ import pytest
 
 from app.redis_client import connect
 from app.stream.envelope import EnvelopeError
-from app.stream.keys import LIVE, STREAM
+from app.stream.keys import LIVE, ONCE, STREAM
 from app.stream.publish import Bus, BusUnavailable
+from tests.redis_cluster import subscribers
 from tests.support import free_port, wait_until
 
 TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\Z")
@@ -21,7 +22,7 @@ def bus(redis):
 def test_publish_writes_stream_and_live_with_the_same_id(redis, bus):
     live = redis.pubsub(ignore_subscribe_messages=True)
     live.subscribe(LIVE)
-    wait_until(lambda: redis.pubsub_numsub(LIVE)[0][1] == 1, message="subscription")
+    wait_until(lambda: subscribers(redis, LIVE) == 1, message="subscription")
 
     published = bus.publish_envelope({"topic": "ops.deploy", "title": "Deployed",
                                       "user": "ann", "data": {"build": 7}})
@@ -102,7 +103,7 @@ def test_a_key_stored_before_batches_existed_is_still_understood(redis, bus):
     from app.stream.envelope import validate
     from app.stream.publish import fingerprint
     clean = validate({"topic": "ops", "title": "old"})
-    key = "herald:publish:once:" + hashlib.sha256(b"old-key").hexdigest()
+    key = ONCE + hashlib.sha256(b"old-key").hexdigest()
     redis.set(key, f"1700000000000-0 2023-11-14T22:13:20.000Z {fingerprint(clean)}")
     answer = bus.publish_envelope({"topic": "ops", "title": "old"}, "old-key")
     assert answer == {"id": "1700000000000-0", "ts": "2023-11-14T22:13:20.000Z", "replayed": True}

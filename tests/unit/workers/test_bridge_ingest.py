@@ -23,13 +23,13 @@ class LosesOneReply(Bus):
         self.after_writing = after_writing
         self.armed = True
 
-    def publish_batch(self, prepared, batch_key):
+    def publish_batch(self, prepared, batch_id):
         if self.armed:
             self.armed = False
             if self.after_writing:
-                super().publish_batch(prepared, batch_key)
+                super().publish_batch(prepared, batch_id)
             raise redis_lib.ConnectionError("reply lost")
-        return super().publish_batch(prepared, batch_key)
+        return super().publish_batch(prepared, batch_id)
 
 
 @pytest.fixture
