@@ -20,10 +20,11 @@ import functools
 from flask import current_app, request
 from limits import parse_many
 
+from app.stream.keys import QUOTA
 from app.stream.publish import Quota
 from app.web.rate_limits import api_key_identity
 
-PREFIX = "herald:limits:publish:"
+PREFIX = QUOTA + "publish:"  # in the stream's slot: the publish script counts them
 
 
 @functools.lru_cache(maxsize=8)
