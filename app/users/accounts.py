@@ -1,13 +1,29 @@
 """Users and API keys, kept in Redis.
 
-A user is the hash ``herald:user:<name>`` (werkzeug password hash, admin
-flag, creation time, token key) plus membership of the set ``herald:users``.
-The token key is a random value that every token of the user carries (see
-app/web/auth/tokens.py): replacing it (``users revoke-tokens``) voids all the
-user's tokens at once. An API key is shown once when created; only its
-SHA-256 is stored, in ``herald:apikey:<sha256>`` -> name and
-``herald:apikeys`` name -> sha256, and its creation time in
-``herald:apikeys:created``. Revoking a key deletes all three.
+A user is the hash ``herald:{accounts}:user:<name>`` (werkzeug password hash,
+admin flag, creation time, token key) plus membership of the set
+``herald:{accounts}:users``. The token key is a random value that every token
+of the user carries (see app/web/auth/tokens.py): replacing it (``users
+revoke-tokens``) voids all the user's tokens at once. An API key is shown once
+when created; only its SHA-256 is stored, in ``herald:{accounts}:apikey:<sha256>``
+-> name and ``herald:{accounts}:apikeys`` name -> sha256, and its creation time
+in ``herald:{accounts}:apikeys:created``. Revoking a key deletes all three.
+
+Every key here shares the hash tag ``{accounts}`` (app/key_layout.py): on a
+Redis Cluster they are in one slot, so that a user's hash and the set of users
+(an API key's three keys) change in one transaction. Accounts are control data,
+rarely written, so one slot is plenty.
+
+The born floor (app.stream.keys.BORN, one key per name, read with the history)
+is not in that slot, so it is written in a step of its own, always *before*
+the account changes: when the account is created (only once the name was seen
+free) and when it is removed. A floor is only ever too high, never too low: a
+process that dies between the two steps leaves it raised for a name whose
+account did not change, which hides that name's private notifications
+published before then (the same as an account made and removed at once), and
+never shows one to someone it was not meant for. Repeating the creation or the
+removal completes it. (Two creations of one name at the same moment may raise
+the winner's floor by the few milliseconds between them.)
 """
 import hashlib
 import re
@@ -18,12 +34,15 @@ import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.stream import control, history
-from app.stream.keys import BORN, CONTROL
+from app.stream.keys import BORN
+from app.users.announce import announce
 
-USERS = "herald:users"
-API_KEYS = "herald:apikeys"
-API_KEYS_CREATED = "herald:apikeys:created"
-API_KEY_RECORD = "herald:apikey:"  # + an API key's SHA-256 -> its name
+TAG = "{accounts}"  # the hash tag of every key here: one slot on a cluster
+USERS = f"herald:{TAG}:users"
+USER = f"herald:{TAG}:user:"  # + a user's name: their hash
+API_KEYS = f"herald:{TAG}:apikeys"
+API_KEYS_CREATED = f"herald:{TAG}:apikeys:created"
+API_KEY_RECORD = f"herald:{TAG}:apikey:"  # + an API key's SHA-256 -> its name
 MIN_PASSWORD = 8
 # Herald's own account (and API key) names: stricter than the user ids that address
 # private notifications (app.stream.envelope.check_user_id: any text), which a host
@@ -38,8 +57,9 @@ class AccountError(ValueError):
     """A user or key could not be created; the message says why."""
 
 
-def _user_key(name):
-    return f"herald:user:{name}"
+def user_key(name):
+    """The hash of user ``name``."""
+    return USER + name
 
 
 def check_name(name, what="name"):
@@ -59,12 +79,14 @@ def create_user(client, name, password, admin=False):
         "created": str(int(time.time())),
         "token_key": secrets.token_hex(8),
     }
-    # The born floor: private notifications to this name from before now were
-    # someone else's (app.stream.history.floor_of).
-    born = history.last_generated(client)
-    _create_once(client, _user_key(name), f"name: user {name!r} already exists",
-                 lambda pipe: (pipe.hset(_user_key(name), mapping=fields), pipe.sadd(USERS, name),
-                               pipe.set(BORN + name, born)))
+    taken = f"name: user {name!r} already exists"
+    if client.exists(user_key(name)):
+        raise AccountError(taken)
+    # The born floor, first (see above): private notifications to this name from
+    # before now were someone else's (app.stream.history.floor_of).
+    client.set(BORN + name, history.last_generated(client))
+    _create_once(client, user_key(name), taken,
+                 lambda pipe: (pipe.hset(user_key(name), mapping=fields), pipe.sadd(USERS, name)))
 
 
 def _create_once(client, guard_key, taken_message, write, field=None):
@@ -73,7 +95,7 @@ def _create_once(client, guard_key, taken_message, write, field=None):
     WATCH makes the check and the write one step: all of it is written or,
     when the name is taken (even by a concurrent call), none of it.
     """
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:
         try:
             pipe.watch(guard_key)
             exists = pipe.hexists(guard_key, field) if field else pipe.exists(guard_key)
@@ -90,7 +112,7 @@ def get_user(client, name):
     """``{"name", "admin", "token_key"}`` for an existing user, else None."""
     if not isinstance(name, str) or not USERNAME_RE.match(name):
         return None
-    admin, token_key = client.hmget(_user_key(name), "admin", "token_key")
+    admin, token_key = client.hmget(user_key(name), "admin", "token_key")
     if admin is None:
         return None
     return {"name": name, "admin": admin == b"1",
@@ -102,9 +124,9 @@ def revoke_tokens(client, name):
     working, and every web process closes the user's open connections."""
     if get_user(client, name) is None:
         raise AccountError(f"name: there is no user {name!r}")
-    with client.pipeline() as pipe:
-        pipe.hset(_user_key(name), "token_key", secrets.token_hex(8))
-        pipe.publish(CONTROL, control.revoked(name))
+    with client.pipeline(transaction=True) as pipe:
+        pipe.hset(user_key(name), "token_key", secrets.token_hex(8))
+        announce(pipe, user_key(name), control.revoked(name))
         pipe.execute()
 
 
@@ -113,14 +135,15 @@ def remove_account(client, name):
     what the user had): its tokens, sessions and open connections, Socket.IO and
     event streams, end in every web process (its token key is gone with it), and
     the born floor moves to now, so that no later holder of the name, nor a host
-    app's token with this ``sub``, reads what was private to this account."""
+    app's token with this ``sub``, reads what was private to this account (the
+    floor first, then the account: see above)."""
     if get_user(client, name) is None:
         raise AccountError(f"name: there is no user {name!r}")
-    with client.pipeline() as pipe:
-        pipe.delete(_user_key(name))
+    client.set(BORN + name, history.last_generated(client))
+    with client.pipeline(transaction=True) as pipe:
+        pipe.delete(user_key(name))
         pipe.srem(USERS, name)
-        pipe.set(BORN + name, history.last_generated(client))
-        pipe.publish(CONTROL, control.revoked(name))
+        announce(pipe, USERS, control.revoked(name))
         pipe.execute()
 
 
@@ -136,7 +159,7 @@ def authenticate(client, name, password):
     if not isinstance(password, str):
         password = ""
     known = isinstance(name, str) and USERNAME_RE.match(name)
-    stored = client.hget(_user_key(name), "password") if known else None
+    stored = client.hget(user_key(name), "password") if known else None
     if stored is None:
         if not _UNKNOWN:
             _UNKNOWN.append(generate_password_hash(secrets.token_hex(16)))
@@ -156,7 +179,7 @@ def list_users(client):
     names = sorted(n.decode() for n in client.smembers(USERS))
     with client.pipeline(transaction=False) as pipe:
         for name in names:
-            pipe.hmget(_user_key(name), "admin", "created")
+            pipe.hmget(user_key(name), "admin", "created")
         rows = pipe.execute()
     return [{"name": name, "admin": admin == b"1", "created": int(created) if created else None}
             for name, (admin, created) in zip(names, rows, strict=True) if admin is not None]
@@ -169,7 +192,7 @@ def set_password(client, name, password):
         raise AccountError(f"name: there is no user {name!r}")
     if not isinstance(password, str) or len(password) < MIN_PASSWORD:
         raise AccountError(f"password: must be at least {MIN_PASSWORD} characters")
-    client.hset(_user_key(name), mapping={"password": generate_password_hash(password),
+    client.hset(user_key(name), mapping={"password": generate_password_hash(password),
                                           "token_key": secrets.token_hex(8)})
 
 
@@ -200,7 +223,7 @@ def list_api_keys(client):
 
 def revoke_api_key(client, name):
     """Delete API key ``name``: requests carrying it are refused from now on."""
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:
         while True:
             try:
                 pipe.watch(API_KEYS)

@@ -1,55 +1,56 @@
 """What a user did with a notification besides reading it: archived it, or snoozed it.
 
-Both are the user's, shared by all their tabs and kept in Redis:
+Both are the user's, shared by all their tabs and kept in Redis under the
+user's hash tag (app/key_layout.py):
 
-- ``herald:archived:<user>``: archived ids (zero-padded, scored by when);
+- ``herald:{u:<user>}:archived``: archived ids (zero-padded, scored by when);
   an archived notification leaves the feed and is kept under "Archived";
-- ``herald:snoozed:<user>``: snoozed ids, scored by the time (ms) they come
-  back; ``herald:snoozes`` holds the same as ``user<TAB>id`` for everyone (a
-  user id may hold tabs, an id never does: read from the last tab),
-  which every web process's waker watches (:func:`wake_due`): at that time
-  the notification comes back, unread, in every tab, even after a restart.
+- ``herald:{u:<user>}:snoozed``: snoozed ids, scored by the time (ms) they
+  come back. The shared schedule ``herald:snoozes`` (app/users/snooze_schedule.py)
+  indexes everyone's, and every web process's waker watches it (:func:`wake_due`):
+  at that time the notification comes back, unread, in every tab, even after a restart.
 
-Each change is announced on ``herald:control``; every web process passes it
-to the user's connections as a ``state`` event, ``{"archived": [...],
-"unarchived": [...], "snoozed": {id: until_ms}, "unsnoozed": [...]}`` (only
-the keys that changed).
+Each change is announced on ``herald:control``, in the transaction that makes
+it; every web process passes it to the user's connections as a ``state``
+event, ``{"archived": [...], "unarchived": [...], "snoozed": {id: until_ms},
+"unsnoozed": [...]}`` (only the keys that changed).
+
+On a Redis Cluster the schedule is in another hash slot than the user's set,
+so a snooze is two steps, each atomic: the schedule first, then the user's set
+with the announcement (unsnoozing: the other way round). The user's set is the
+truth; the schedule may hold a member with nothing behind it, which the waker
+drops (snooze_schedule.py says how each half-done step is repaired).
 """
 import logging
 import time
 
+from app.key_layout import user_tag
 from app.redis_client import UNAVAILABLE
 from app.stream import control
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
 from app.stream.history import newest_id
 from app.stream.keys import CONTROL
 from app.users import read_state
+from app.users import snooze_schedule as schedule
+from app.users.announce import announce
 from app.users.read_state import pad, unpad
 
 log = logging.getLogger(__name__)
 
-SNOOZES = "herald:snoozes"
+SNOOZES = schedule.KEY
 MAX_KEPT = 10_000  # archived ids kept per user (the oldest go first)
 MAX_SNOOZE_DAYS = 366
 WAKE_EVERY = 1.0  # seconds between a web process's looks for snoozes that are due
 CLAIM_MS = 30_000  # a waker's hold on a due snooze; one that died is woken again after it
 
-# Claim ``member`` of SNOOZES when it is due (score <= ARGV[1]): move its score to
-# ARGV[2] (the claim's end), so that no other waker takes it meanwhile and, should
-# this one die before it is done, it is due again then. 1 when claimed.
-CLAIM = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
-if score and tonumber(score) <= tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+# Take a woken snooze out of the user's set (KEYS[1]) and announce it, only while
+# it still comes back at the time the waker saw (snoozed again meanwhile, it stays
+# snoozed). ARGV: member, that time, the control channel, the announcement.
+_TAKE_BACK = """
+if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
   return 1
-end
-return 0
-"""
-# Done: remove ``member`` only while it still holds this claim's score (snoozed
-# again meanwhile, it keeps its new time).
-FINISH = """
-if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[2])) == tonumber(ARGV[1]) then
-  return redis.call('ZREM', KEYS[1], ARGV[2])
 end
 return 0
 """
@@ -70,11 +71,11 @@ class StateError(ValueError):
 
 
 def _archived(user):
-    return f"herald:archived:{user}"
+    return f"herald:{user_tag(user)}:archived"
 
 
 def _snoozed(user):
-    return f"herald:snoozed:{user}"
+    return f"herald:{user_tag(user)}:snoozed"
 
 
 def keys_of(user):
@@ -84,25 +85,11 @@ def keys_of(user):
 
 def forget_snoozes(client, user):
     """Take ``user``'s snoozes out of the shared schedule, so none wakes for them."""
-    mine = [m for m, _score in client.zscan_iter(SNOOZES) if _parse_member(m)[0] == user]
-    if mine:
-        client.zrem(SNOOZES, *mine)
+    schedule.forget(client, user)
 
 
-def _member(user, entry_id):
-    """``user``'s snooze of ``entry_id`` in SNOOZES: ``user<TAB>id``."""
-    return f"{user}\t{entry_id}"
-
-
-def _parse_member(member):
-    """``(user, id)`` of a SNOOZES member. A user id may hold tabs (it is any text),
-    an entry id never does: the id is what follows the *last* tab."""
-    user, _, entry_id = member.decode().rpartition("\t")
-    return user, entry_id
-
-
-def _announce(pipe, user, change):
-    pipe.publish(CONTROL, control.state(user, change))
+def _announce(pipe, key, user, change):
+    announce(pipe, key, control.state(user, change))
 
 
 def check_ids(ids, field="ids", most=500):
@@ -143,15 +130,16 @@ def archive(client, user, ids, archived=True):
         if not ids:
             return {"archived": []}  # nothing applied: nothing to write or announce
     now = int(time.time() * 1000)
-    with client.pipeline() as pipe:
+    key = _archived(user)
+    with client.pipeline(transaction=True) as pipe:
         if archived:
-            pipe.zadd(_archived(user), {pad(i): now for i in ids})
-            pipe.zremrangebyrank(_archived(user), 0, -MAX_KEPT - 1)
+            pipe.zadd(key, {pad(i): now for i in ids})
+            pipe.zremrangebyrank(key, 0, -MAX_KEPT - 1)
             change = {"archived": ids}
         else:
-            pipe.zrem(_archived(user), *[pad(i) for i in ids])
+            pipe.zrem(key, *[pad(i) for i in ids])
             change = {"unarchived": ids}
-        _announce(pipe, user, change)
+        _announce(pipe, key, user, change)
         pipe.execute()
     return change
 
@@ -176,10 +164,10 @@ def snooze(client, user, entry_id, until_ms):
     if any(id_key(i) > ceiling for i in ids):
         raise StateError(field, "is newer than any notification")
     change = {"snoozed": {i: until_ms for i in ids}}
-    with client.pipeline() as pipe:
+    schedule.add(client, user, ids, until_ms)  # first: the schedule never misses a snooze
+    with client.pipeline(transaction=True) as pipe:
         pipe.zadd(_snoozed(user), {pad(i): until_ms for i in ids})
-        pipe.zadd(SNOOZES, {_member(user, i): until_ms for i in ids})
-        _announce(pipe, user, change)
+        _announce(pipe, _snoozed(user), user, change)
         pipe.execute()
     return change
 
@@ -189,11 +177,11 @@ def unsnooze(client, user, entry_id):
     read or unread as they were."""
     ids = _one_or_many(entry_id, "unsnooze")
     change = {"unsnoozed": ids}
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:
         pipe.zrem(_snoozed(user), *[pad(i) for i in ids])
-        pipe.zrem(SNOOZES, *[_member(user, i) for i in ids])
-        _announce(pipe, user, change)
+        _announce(pipe, _snoozed(user), user, change)
         pipe.execute()
+    schedule.remove(client, user, ids)  # last: until then, the waker finds nothing behind them
     return change
 
 
@@ -211,26 +199,32 @@ def _one_or_many(value, field):
 def wake_due(client, now_ms=None, most=100):
     """Bring back the snoozes that are due, as unread; returns ``[(user, id)]`` woken.
 
-    Every web process runs this. Each due snooze is claimed first (CLAIM: its
-    time in ``herald:snoozes`` moves CLAIM_MS ahead, atomically, only when due),
-    so only one process wakes it; then it leaves the user's snoozed set, is
-    marked unread, and only then leaves ``herald:snoozes`` (FINISH). A process
-    that dies in between leaves the claim to lapse, and the snooze is woken,
-    unread, by whichever process looks after that: at least once, never lost.
+    Every web process runs this. Each due member of the schedule is claimed
+    first (its time moves CLAIM_MS ahead, atomically, only when due), so only
+    one process wakes it. The user's own set then says whether it is due: no
+    longer there (unsnoozed, deleted, or a snooze that never got past its
+    first step), it leaves the schedule; there for later, the schedule moves
+    to that time. Due, it is marked unread, then leaves the user's set with
+    its announcement (unless snoozed again meanwhile), and only then leaves
+    the schedule. A process that dies in between leaves the claim to lapse,
+    and the snooze is woken, unread, by whichever process looks after that:
+    at least once, never lost.
     """
     now_ms = now_ms or int(time.time() * 1000)
     claim_until = now_ms + CLAIM_MS
     woken = []
-    for member in client.zrangebyscore(SNOOZES, "-inf", now_ms, start=0, num=most):
-        if not client.eval(CLAIM, 1, SNOOZES, now_ms, claim_until, member):
+    for member in schedule.due(client, now_ms, most):
+        if not schedule.claim(client, member, now_ms, claim_until):
             continue  # another process took it
-        user, entry_id = _parse_member(member)
-        with client.pipeline() as pipe:
-            pipe.zrem(_snoozed(user), pad(entry_id))
-            _announce(pipe, user, {"unsnoozed": [entry_id], "woke": [entry_id]})
-            pipe.execute()
+        user, entry_id = schedule.parse(member)
+        until = client.zscore(_snoozed(user), pad(entry_id))
+        if until is None or until > now_ms:
+            schedule.release(client, member, claim_until, then=until)
+            continue
         read_state.apply(client, user, [], None, [entry_id])  # it comes back unread
-        client.eval(FINISH, 1, SNOOZES, claim_until, member)
+        client.eval(_TAKE_BACK, 1, _snoozed(user), pad(entry_id), int(until), CONTROL,
+                    control.state(user, {"unsnoozed": [entry_id], "woke": [entry_id]}))
+        schedule.release(client, member, claim_until)
         woken.append((user, entry_id))
     return woken
 

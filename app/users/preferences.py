@@ -2,7 +2,7 @@
 (hourly, daily, weekly, in their time zone), an email at once for critical ones,
 or muted (left out of the inbox); and quiet hours for email. For every user.
 
-Kept as ``herald:prefs:<user>`` (JSON) and carried out by the digest machinery:
+Kept as ``herald:{u:<user>}:prefs`` (JSON, under the user's hash tag) and carried out by the digest machinery:
 each rule that emails becomes a digest subscription owned by the user and
 marked ``managed`` (app/digests/store.py), rewritten whenever the preferences
 change. The most specific rule wins: a digest for ``ops`` leaves out
@@ -13,6 +13,7 @@ into its owner's digests).
 import orjson
 
 from app.digests import schedule, store
+from app.key_layout import user_tag
 from app.stream.envelope import EnvelopeError, check_topic_prefix, topic_matches, within
 
 MODES = {"app": None, "hourly": "hourly", "daily": "daily@08:00", "weekly": "0 8 * * 1",
@@ -35,7 +36,7 @@ def key(user):
 
 
 def _key(user):
-    return f"herald:prefs:{user}"
+    return f"herald:{user_tag(user)}:prefs"
 
 
 def get(client, user):

@@ -4,9 +4,13 @@ the same name starts clean (docs/contract.md, account identity).
 What a user has, by name: the account hash (accounts.py), subscriptions,
 read state (three keys), archived and snoozed ids (and their entries in the
 shared snooze schedule), preferences, email digests (the ones their
-preferences manage included). Private notifications addressed to the name
-stay in the shared history, which cannot be rewritten cheaply; the born floor
-(app.stream.keys.BORN) hides them from whoever holds the name next.
+preferences manage included). The per-user keys share the user's hash tag
+(app/key_layout.py), so one DEL removes them on a Redis Cluster too; the
+schedule's entries go after them, as unsnoozing does (a process that dies in
+between leaves entries that the waker drops, app/users/snooze_schedule.py).
+Private notifications addressed to the name stay in the shared history, which
+cannot be rewritten cheaply; the born floor (app.stream.keys.BORN) hides them
+from whoever holds the name next.
 
     purge.delete_user(client, "carol")
 """

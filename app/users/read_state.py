@@ -1,11 +1,14 @@
 """Per-user read state: which notifications a user has read, shared by all their tabs.
 
 Stored as a watermark plus exceptions: everything up to ``upto`` is read
-("mark all read"), except the ids in ``herald:unreadids:<user>`` (marked
-unread again, or come back from a snooze), and ``herald:readids:<user>``
+("mark all read"), except the ids in ``herald:{u:<user>}:unreadids`` (marked
+unread again, or come back from a snooze), and ``herald:{u:<user>}:readids``
 holds ids read one by one above it. Both are sorted sets of zero-padded ids,
-so lexical order is id order; at most MAX_IDS are kept of each. Each change
-is announced on ``herald:control``, and every web process passes it to that
+so lexical order is id order; at most MAX_IDS are kept of each. ``upto``,
+``seen`` and ``version`` are the hash ``herald:{u:<user>}:read``. The three
+keys share the user's hash tag (app/key_layout.py), so that one transaction
+changes them on a Redis Cluster too. Each change is announced on
+``herald:control`` in its transaction, and every web process passes it to that
 user's connections as a ``read`` event, ``{"upto": ID or null, "ids": [...],
 "unread": [...], "version": N}``, so every tab's unread badge follows in real time.
 
@@ -24,10 +27,11 @@ made every later notification read, forever, since it never goes back.
 """
 import redis
 
+from app.key_layout import user_tag
 from app.stream import control
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
 from app.stream.history import newest_id
-from app.stream.keys import CONTROL
+from app.users.announce import announce
 
 MAX_IDS = 5000
 MAX_IDS_PER_CALL = 500
@@ -39,7 +43,9 @@ class ReadStateError(ValueError):
 
 
 def _keys(user):
-    return f"herald:read:{user}", f"herald:readids:{user}", f"herald:unreadids:{user}"
+    """``user``'s (watermark hash, read ids, unread ids): one hash slot."""
+    tag = user_tag(user)
+    return f"herald:{tag}:read", f"herald:{tag}:readids", f"herald:{tag}:unreadids"
 
 
 def pad(entry_id):
@@ -94,7 +100,7 @@ def get(client, user):
     read in one transaction. Everything up to ``seen`` has been shown to the user
     (the unread badge counts only what is newer and unread)."""
     upto_key, ids_key, unread_key = _keys(user)
-    with client.pipeline() as pipe:  # MULTI: the three parts and the version agree
+    with client.pipeline(transaction=True) as pipe:  # MULTI: the three parts and the version agree
         pipe.hmget(upto_key, "upto", "version", "seen")
         pipe.zrange(ids_key, 0, -1)
         pipe.zrange(unread_key, 0, -1)
@@ -128,9 +134,13 @@ def apply(client, user, ids, upto, unread=(), seen=None):
 
     Marking all read up to ``upto`` also ends any unread exception below it.
     An id both marked read and unread in one change ends unread.
+
+    The newest id is read from the history outside the transaction (the history
+    is in another hash slot on a cluster): it only bounds what may be marked, and
+    one published meanwhile is simply left out of this change, as if it came after.
     """
     upto_key, ids_key, unread_key = _keys(user)
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:
         while True:
             try:
                 pipe.watch(upto_key)
@@ -138,7 +148,7 @@ def apply(client, user, ids, upto, unread=(), seen=None):
                 current = current.decode() if current else None
                 seen_now = seen_now.decode() if seen_now else None
                 version = int(version or 0) + 1
-                newest = newest_id(pipe)  # "0-0" when there is no history
+                newest = newest_id(client)  # "0-0" when there is no history
                 ceiling = id_key(newest)
                 ids = [i for i in ids if id_key(i) <= ceiling]
                 unread = {i for i in unread if id_key(i) <= ceiling}
@@ -178,7 +188,7 @@ def apply(client, user, ids, upto, unread=(), seen=None):
                     if below:
                         pipe.zadd(unread_key, {member: 0 for member in below})
                         pipe.zremrangebyrank(unread_key, 0, -MAX_IDS - 1)
-                pipe.publish(CONTROL, control.read(user, change))
+                announce(pipe, upto_key, control.read(user, change))
                 pipe.execute()
                 return change
             except redis.WatchError:

@@ -10,7 +10,9 @@ the key's Redis key as ``unverified``. Nothing is trusted on that word alone:
 - a publish hands it to the publish script, which writes nothing unless the
   key still names its holder, in the same atomic step (app/stream/publish.py,
   Credential): a key revoked in any process is refused by the next publish
-  made with it, here as anywhere;
+  made with it, here as anywhere (on a Redis Cluster the key's record, in the
+  accounts' hash slot, is read just before the script instead: one more round
+  trip there);
 - anything else an API key asks for is checked against Redis first
   (:func:`verified`, from app/web/api/access.py), as before.
 

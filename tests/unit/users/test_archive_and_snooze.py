@@ -5,8 +5,10 @@ import time
 import pytest
 import redis as redis_lib
 
-from app.stream.keys import STREAM
-from app.users import archive_and_snooze, read_state
+from app.stream import control
+from app.stream.keys import CONTROL, STREAM
+from app.users import archive_and_snooze, read_state, snooze_schedule
+from tests.support import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -181,3 +183,51 @@ def test_ids_newer_than_the_newest_notification_are_not_archived_or_snoozed(redi
         archive_and_snooze.snooze(redis, "ann", far, later())
     assert refused.value.field == "snooze.id" and "newer than" in str(refused.value)
     assert archive_and_snooze.get(redis, "ann")["snoozed"] == {}
+
+
+def test_a_schedule_entry_with_no_snooze_behind_it_is_dropped_unwoken(redis):
+    """A snooze writes the schedule, then the user's set (another hash slot on a cluster):
+    a process that died between them left only the first; unsnoozing and deleting a user
+    leave the schedule last. The waker finds nothing behind such an entry and drops it,
+    leaving the read state alone."""
+    read_state.apply(redis, "ann", [], "5-0", [])
+    until = later()
+    snooze_schedule.add(redis, "ann", ["3-0"], until)  # the second step never ran
+    assert archive_and_snooze.wake_due(redis, now_ms=until) == []
+    assert read_state.is_read(read_state.get(redis, "ann"), "3-0")
+    assert redis.zrange(archive_and_snooze.SNOOZES, 0, -1) == []
+
+
+def test_a_schedule_entry_earlier_than_the_users_own_time_moves_to_it(redis):
+    """Snoozed until later, then snoozed again sooner by a process that died after the
+    schedule's step: the user's set is the truth, and the schedule follows it."""
+    first, sooner = later(7_200_000), later(60_000)
+    archive_and_snooze.snooze(redis, "ann", "3-0", first)
+    snooze_schedule.add(redis, "ann", ["3-0"], sooner)
+    assert archive_and_snooze.wake_due(redis, now_ms=sooner) == []
+    assert redis.zscore(archive_and_snooze.SNOOZES, "ann\t3-0") == first
+    assert archive_and_snooze.get(redis, "ann")["snoozed"] == {"3-0": first}
+    assert archive_and_snooze.wake_due(redis, now_ms=first) == [("ann", "3-0")]
+
+
+def test_each_change_is_announced(redis):
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(CONTROL)
+    until = later()
+    archive_and_snooze.archive(redis, "ann", ["3-0"])
+    archive_and_snooze.snooze(redis, "ann", "4-0", until)
+    archive_and_snooze.unsnooze(redis, "ann", "4-0")
+    archive_and_snooze.snooze(redis, "ann", "5-0", until)
+    archive_and_snooze.wake_due(redis, now_ms=until)
+    heard = []
+
+    def states():
+        while (message := pubsub.get_message(timeout=0.05)) is not None:
+            decoded = control.decode(message["data"])
+            if decoded.kind == control.STATE:
+                heard.append(decoded.data)
+        return len(heard) == 5
+    wait_until(states, message="five state announcements")
+    pubsub.close()
+    assert heard == [{"archived": ["3-0"]}, {"snoozed": {"4-0": until}}, {"unsnoozed": ["4-0"]},
+                     {"snoozed": {"5-0": until}}, {"unsnoozed": ["5-0"], "woke": ["5-0"]}]

@@ -41,26 +41,32 @@ def test_a_digest_collects_no_private_notification_older_than_itself():
 
 
 def test_no_two_user_ids_share_a_per_user_key():
-    """A user id is any string (docs/contract.md, account identity): each per-user key is
-    one prefix plus the whole id, and no prefix begins another one, or any other key
-    Herald writes, so that no id (``a:b``, ``ids:x``, ``4``/``42``) reaches another's."""
+    """A user id is any string (docs/contract.md, account identity). A user's own keys
+    are ``herald:{u:`` + the whole id + ``}:`` + a kind holding no ``}`` (the user's hash
+    tag, app/key_layout.py); the other keys per name are a prefix plus the whole id, no
+    prefix beginning another one or any other key Herald writes. So no id (``a:b``,
+    ``ids:x``, ``4``/``42``, ``a}:subs``) reaches another's."""
     from app.realtime import presence
     from app.stream import keys
 
-    builders = [subscriptions.key, preferences.key, *(
+    own = [subscriptions.key, preferences.key, *(
         (lambda user, i=i: read_state.keys_of(user)[i]) for i in range(3)), *(
-        (lambda user, i=i: archive_and_snooze.keys_of(user)[i]) for i in range(2)),
-        lambda user: BORN + user, lambda user: f"herald:presence:where:{user}",
-        lambda user: f"herald:user:{user}"]
-    prefixes = [build("") for build in builders]
-    assert len(purge.per_user_keys("")) == 7 and set(purge.per_user_keys("")) <= set(prefixes)
+        (lambda user, i=i: archive_and_snooze.keys_of(user)[i]) for i in range(2))]
+    assert sorted(purge.per_user_keys("x")) == sorted(build("x") for build in own)
+    kinds = [build("x").removeprefix("herald:{u:x}:") for build in own]
+    assert all(build("x").startswith("herald:{u:x}:") for build in own)
+    assert len(set(kinds)) == len(kinds) and not [k for k in kinds if not k or "}" in k]
+    prefixes = [BORN, "herald:presence:where:", accounts.USER]
     for one in prefixes:
-        assert one.endswith(":")
+        assert one.endswith(":") and not one.startswith("herald:{u:")
         assert [other for other in prefixes if other != one and other.startswith(one)] == []
     others = [value for module in (keys, archive_and_snooze, presence, accounts)
               for value in vars(module).values()
               if isinstance(value, str) and value.startswith("herald:") and value not in prefixes]
     assert others and not [(o, p) for o in others for p in prefixes if o.startswith(p)]
-    ids = ["a", "a:b", "b", "4", "42", "ids:x", "user:4", "x" * 255, "a\tb"]
+    assert not [o for o in others if o.startswith("herald:{u:")]
+    builders = own + [lambda user, p=p: p + user for p in prefixes]
+    ids = ["a", "a:b", "b", "4", "42", "ids:x", "user:4", "x" * 255, "a\tb", "a}:subs", "{u:a",
+           "a}", ""]
     built = [build(user) for build in builders for user in ids]
     assert len(set(built)) == len(built)

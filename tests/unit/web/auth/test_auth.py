@@ -59,7 +59,7 @@ def test_a_token_is_bound_to_its_user_and_dies_with_revocation(client, redis, us
     # A user deleted and created again under the same name does not inherit old tokens.
     fresh = client.post("/auth/token", json={"username": user[0], "password": user[1]})
     old = {"Authorization": f"Bearer {fresh.get_json()['token']}"}
-    redis.delete(f"herald:user:{user[0]}")
+    redis.delete(accounts.user_key(user[0]))
     redis.srem(accounts.USERS, user[0])
     accounts.create_user(redis, user[0], user[1])
     assert client.get("/api/notifications", headers=old).status_code == 401
