@@ -16,7 +16,7 @@ gets its notifications in id order, at least once, with a ``Herald-Delivery``
 id that is the same on every attempt.
 
 Run two (or more) for failover, not for throughput: one is active (it holds
-the lease ``herald:webhooks:lease``), the others stand by and one takes over
+the lease ``herald:{webhooks}:lease``), the others stand by and one takes over
 within ``WEBHOOK_LEASE`` seconds (default 10) of the active one's death, or
 at once when it stops cleanly (app/webhooks/worker.py). Each beats in
 ``herald:workers:beats`` (role ``webhooks``) until it stops.
@@ -24,9 +24,9 @@ at once when it stops cleanly (app/webhooks/worker.py). Each beats in
 import logging
 import signal
 
+from app.key_layout import connect
 from app.ops import logs, worker_health
 from app.ops.heartbeats import Heartbeat
-from app.redis_client import connect
 from app.settings import redis_url
 from app.webhooks import outbound, store
 from app.webhooks.settings import Settings

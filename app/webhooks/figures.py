@@ -1,8 +1,10 @@
 """The webhook figures in ``/metrics``, read from Redis when Prometheus scrapes.
 
-Counters the senders keep in ``herald:metrics:workers`` (in the same atomic
-step as the delivery's outcome), and gauges computed from the queues
-themselves, so they keep telling the truth when the worker is down:
+Counters the dispatcher and the senders keep in ``herald:{webhooks}:figures``
+(in the same atomic step as the delivery's outcome: one hash slot, layout.py),
+plus what they had counted in ``herald:metrics:workers`` before the keys moved
+(so no counter goes back), and gauges computed from the queues themselves, so
+they keep telling the truth when the worker is down:
 
 - ``herald_webhook_deliveries_total{outcome="delivered"|"parked"}``
 - ``herald_webhook_failures_total``: failed attempts (each retried or parked)
@@ -21,7 +23,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from app.ops import metrics
 from app.redis_client import UNAVAILABLE
 from app.stream.keys import METRICS_WORKERS
-from app.webhooks import store
+from app.webhooks import layout, store
 
 
 class WebhookCollector:
@@ -44,9 +46,12 @@ def init_app(services):
 
 
 def families(client, workers):
-    """The webhook metric families; ``workers`` is the ``herald:metrics:workers`` hash."""
+    """The webhook metric families; ``workers`` is the ``herald:metrics:workers`` hash
+    (the heartbeat, and the counters from before layout.py's move)."""
+    own = client.hgetall(layout.FIGURES)
+
     def figure(name):
-        return float(workers.get(name.encode(), 0))
+        return float(own.get(name.encode(), 0)) + float(workers.get(name.encode(), 0))
 
     deliveries = CounterMetricFamily("herald_webhook_deliveries",
                                      "Webhook deliveries by final outcome.", labels=["outcome"])

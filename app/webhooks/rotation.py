@@ -48,7 +48,7 @@ def rotate(client, endpoint_id, secret=None, overlap=None, now=None):
     secret = store.checked_secret(secret)
     overlap = check_overlap(overlap)
     now = time.time() if now is None else now
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:  # WATCH works in one slot (layout.py)
         try:
             pipe.watch(store.key(endpoint_id))
             current = pipe.hget(store.key(endpoint_id), "secret")

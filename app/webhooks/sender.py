@@ -20,6 +20,8 @@ The retry state (attempts, next attempt time, last error) is in Redis: a
 worker that stops or crashes resumes where it was. The head is removed only
 after the receiver answered 2xx, so a crash mid-delivery sends it again with
 the same ``Herald-Delivery`` id (at least once; receivers drop duplicates).
+Each outcome is written by one script, with the endpoint's stats and the webhook
+figures: all of them in the webhooks' hash slot (layout.py), on a cluster too.
 """
 import logging
 import random
@@ -30,8 +32,7 @@ import orjson
 
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
-from app.stream.keys import METRICS_WORKERS
-from app.webhooks import parking, post, rotation, sealing, signing, store
+from app.webhooks import layout, parking, post, rotation, sealing, signing, store
 
 log = logging.getLogger("herald.webhooks")
 
@@ -202,4 +203,4 @@ class Sender(threading.Thread):
         keys = {"queue": store.queue_key, "attempt": store.attempt_key,
                 "parked": store.parked_key, "stats": store.stats_key}
         return [store.key(self.endpoint_id), *[keys[n](self.endpoint_id) for n in names],
-                METRICS_WORKERS]
+                layout.FIGURES]

@@ -1,7 +1,9 @@
-"""Webhook endpoints, and what each has queued, parked and delivered. Kept in Redis.
+"""Webhook endpoints, and what each has queued, parked and delivered. Kept in Redis,
+every key in the hash slot of the tag ``{webhooks}`` (layout.py).
 
-- ``herald:webhook:<id>``: the endpoint (hash: url, topics, min_severity,
-  private, secret, created, created_by; values JSON), in the set ``herald:webhooks``;
+- ``herald:{webhooks}:endpoint:<id>``: the endpoint (hash: url, topics, min_severity,
+  private, secret, created, created_by; values JSON), in the set
+  ``herald:{webhooks}:endpoints``;
 - ``…:<id>:queue``: deliveries waiting, in order (list of ``"<notification id> <body>"``);
   the head is the one being delivered, removed only once it is delivered or parked;
 - ``…:<id>:attempt``: the head's retry state (item, attempts, next_at, last_error);
@@ -10,6 +12,9 @@
   overflowed and dropped (parking.py).
 
 The secret is shown once, when the endpoint is made; no read returns it.
+
+Each change is one MULTI/EXEC on that slot, asked for as such (``transaction=True``):
+a Redis Cluster client's ``pipeline()`` is not a transaction unless told.
 """
 import secrets
 import time
@@ -26,11 +31,11 @@ from app.stream.envelope import (
     id_key,
     topic_matches,
 )
-from app.webhooks import outbound, sealing
+from app.webhooks import layout, outbound, sealing
 
-ENDPOINTS = "herald:webhooks"
-GROUP = "herald:webhooks"            # the webhook worker's consumer group on herald:stream
-CHANGED = "herald:webhooks:changed"  # bumped on every change, so the worker reloads
+ENDPOINTS = layout.ENDPOINTS
+GROUP = "herald:webhooks"   # the webhook worker's consumer group on herald:stream (not a key)
+CHANGED = layout.CHANGED    # bumped on every change, so the worker reloads
 FIELDS = ("url", "topics", "min_severity", "private", "secret")
 CHANGEABLE = ("url", "topics", "min_severity", "private")
 MAX_ENDPOINTS = 100
@@ -42,23 +47,23 @@ class WebhookError(ValueError):
 
 
 def key(endpoint_id):
-    return f"herald:webhook:{endpoint_id}"
+    return layout.endpoint(endpoint_id)
 
 
 def queue_key(endpoint_id):
-    return f"herald:webhook:{endpoint_id}:queue"
+    return layout.endpoint(endpoint_id, "queue")
 
 
 def attempt_key(endpoint_id):
-    return f"herald:webhook:{endpoint_id}:attempt"
+    return layout.endpoint(endpoint_id, "attempt")
 
 
 def parked_key(endpoint_id):
-    return f"herald:webhook:{endpoint_id}:parked"
+    return layout.endpoint(endpoint_id, "parked")
 
 
 def stats_key(endpoint_id):
-    return f"herald:webhook:{endpoint_id}:stats"
+    return layout.endpoint(endpoint_id, "stats")
 
 
 def all_keys(endpoint_id):
@@ -139,7 +144,7 @@ def create(client, data, created_by, allowed=None):
     endpoint_id = secrets.token_hex(6)
     record = {**clean, "created": time.time(), "created_by": created_by}
     stored = {**record, "secret": sealing.seal(record["secret"])}  # sealing.py
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:  # one slot: layout.py
         pipe.hset(key(endpoint_id), mapping={k: orjson.dumps(v) for k, v in stored.items()})
         pipe.sadd(ENDPOINTS, endpoint_id)
         pipe.incr(CHANGED)
@@ -186,7 +191,7 @@ def update(client, endpoint_id, data, allowed=None):
     clean = validate(data, allowed, partial=True)
     if get(client, endpoint_id) is None:
         return None
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:  # one slot: layout.py
         pipe.watch(key(endpoint_id))
         if not pipe.exists(key(endpoint_id)):
             return None
@@ -205,7 +210,7 @@ def delete(client, endpoint_id):
     """Delete the endpoint with its queue, parked deliveries and figures; False when none."""
     if get(client, endpoint_id) is None:
         return False
-    with client.pipeline() as pipe:
+    with client.pipeline(transaction=True) as pipe:  # one slot: layout.py
         pipe.delete(*all_keys(endpoint_id))
         pipe.srem(ENDPOINTS, endpoint_id)
         pipe.incr(CHANGED)

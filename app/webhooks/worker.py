@@ -5,7 +5,7 @@
 Active and standby: each endpoint must have one sender (its order is the
 order of its queue) and the stream one dispatcher (so the queues fill in id
 order), so of several webhook workers on one Redis one is active, holding
-the lease ``herald:webhooks:lease`` (``WEBHOOK_LEASE`` seconds, renewed each
+the lease ``herald:{webhooks}:lease`` (``WEBHOOK_LEASE`` seconds, renewed each
 round of the loop), and the others stand by, trying for it every second.
 When the active one dies the lease lapses and a standby takes over, reading
 first what its predecessor left pending (the consumer name is the same) and
@@ -13,7 +13,9 @@ then the queues from their heads. A sender sends nothing once its worker's
 lease may have lapsed by its own clock (leases.Lease.held), so a worker
 paused past its lease does not race its successor when it wakes, beyond at
 most the one POST it had under way: delivered twice, with the same
-``Herald-Delivery`` id, which at-least-once delivery allows.
+``Herald-Delivery`` id, which at-least-once delivery allows. The dispatcher's
+fan-out is fenced by the lease itself (it is in the webhooks' slot: layout.py),
+so such a worker queues nothing either (dispatch.py).
 """
 import logging
 import time
@@ -21,14 +23,14 @@ import time
 from app.ops import metrics
 from app.ops.leases import Lease
 from app.redis_client import UNAVAILABLE, Outage
-from app.webhooks import store
+from app.webhooks import layout, store
 from app.webhooks.dispatch import Dispatcher
 from app.webhooks.sender import Sender
 
 log = logging.getLogger("herald.webhooks")
 
 HEARTBEAT_EVERY = 5  # seconds
-LEASE_KEY = "herald:webhooks:lease"
+LEASE_KEY = layout.LEASE
 STANDBY_WAIT = 1.0  # seconds between a standby's tries for the lease
 
 
@@ -36,8 +38,9 @@ class Worker:
     def __init__(self, client, settings, holder=None):
         self.client, self.settings = client, settings
         self.senders = {}
-        self.dispatcher = Dispatcher(client, self._queued, settings.queue_max, settings.parked_max)
         self.lease = Lease(client, LEASE_KEY, settings.lease, holder)
+        self.dispatcher = Dispatcher(client, self._queued, settings.queue_max, settings.parked_max,
+                                     holder=self.lease.holder)
         self.active = False
         self.said_standby = False
         self.queued = None  # deliveries waiting in all queues, at the last look
