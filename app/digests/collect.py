@@ -25,7 +25,12 @@ pending and no digest worker at all running for the marker's whole day; then
 it is collected a second time. The slow-owner race above had that bound
 already.) The marker is written only for a notification some subscription
 wants; one nobody wants is just acknowledged, since collecting it again
-changes nothing.
+changes nothing. Through a failover: on one Redis (and its replicas) the two
+steps reach a replica in order, so one that has the ``XACK`` has the
+transaction too; on a cluster they are on two masters, and a master of the
+digests' slot lost within its replication lag after the transaction, while the
+stream's kept the ``XACK``, loses that notification from its digest (replication
+is asynchronous; a bounded ``WAIT`` before the ``XACK`` would close this).
 
 A notification goes into the window of its own time (its id's), unless that
 window is already closed. A critical one, for a subscription with
