@@ -21,6 +21,11 @@ Two uses:
   before doing it and let go after, so that of several workers that find
   the same item only one does it; if that one dies, its lease lapses and
   another does the item then.
+
+On a Redis Cluster: a lease is one key, and each script here touches that key
+alone, so it works wherever the key's slot is. A family whose own scripts
+check the lease (a fence) names it under its own hash tag, so the lease is in
+their slot (the webhooks' ``herald:{webhooks}:lease``: app/webhooks/dispatch.py).
 """
 import os
 import secrets
