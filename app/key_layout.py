@@ -18,9 +18,10 @@ group of keys that Herald writes in one step shares a tag:
 
 The same names are used on one Redis, where a tag changes nothing. A Redis
 that holds keys under the names Herald used before (layout 1) has them moved
-once, by :func:`migrate` (``build()`` runs it; ``flask herald migrate-keys``
-too): each family lists its ``RENAMES``, (glob of the old names, function from
-an old name to its new one or None). A move is a RENAME, so a key is never in
+once, by :func:`migrate`, which every Herald process runs as it starts
+(:func:`connect`, the way its processes reach Redis): each family lists its
+``RENAMES``, (glob of the old names, function from an old name to its new one
+or None). A move is a RENAME, so a key is never in
 both places, and a key already at its new name is left alone. Stop every
 process of the old version first: one still running would write the old names
 after the move (docs/deploy.md, "Upgrading").
@@ -37,7 +38,22 @@ LOCK_SECONDS = 300
 
 # The modules whose RENAMES the move applies: each package's layout.py lists its own.
 FAMILIES = ("app.stream.layout", "app.users.layout", "app.digests.layout", "app.webhooks.layout",
-            "app.ops.layout")
+            "app.realtime.layout", "app.ops.layout")
+
+
+def connect(url, **options):
+    """A client for ``url`` (app.redis_client.connect), this Redis's keys moved to this
+    layout first. A Redis that cannot be reached now is not waited for: the process
+    rides out the outage as ever, and the next process to start moves the keys."""
+    from app.redis_client import UNAVAILABLE
+    from app.redis_client import connect as plain
+    client = plain(url, **options)
+    try:
+        migrate(client)
+    except UNAVAILABLE as exc:
+        log.warning("could not check the key layout (Redis unreachable: %s); "
+                    "the next process to start will", exc)
+    return client
 
 
 def user_tag(user):

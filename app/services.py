@@ -28,6 +28,7 @@ import redis
 import socketio
 from flask_limiter import Limiter
 
+from app.key_layout import connect
 from app.ops.metrics import HeraldCollector, register
 from app.ops.web_figures import Figures, keep_snapshots, process_label
 from app.realtime.batched_reads import BatchedReads
@@ -45,7 +46,6 @@ from app.realtime.sse_hub import StreamHub
 from app.realtime.storm import ConnectBounds
 from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
-from app.redis_client import connect
 from app.spark.launcher import Runs
 from app.stream.follow import LiveFollower
 from app.stream.publish import Bus

@@ -39,10 +39,11 @@ import logging
 import signal
 import time
 
+from app.key_layout import connect
 from app.ops import logs, metrics, worker_health
 from app.ops.heartbeats import Heartbeat
 from app.ops.leases import Lease
-from app.redis_client import UNAVAILABLE, Outage, connect
+from app.redis_client import UNAVAILABLE, Outage
 from app.settings import archive_dir, get, redis_url
 from app.stream import state
 from app.stream.envelope import id_key

@@ -29,9 +29,9 @@ import signal
 from app.digests import consumers
 from app.digests.smtp import Smtp, SmtpUrlError
 from app.digests.worker import Worker
+from app.key_layout import connect
 from app.ops import logs, worker_health
 from app.ops.heartbeats import Heartbeat
-from app.redis_client import connect
 from app.settings import herald_url, redis_url
 
 log = logging.getLogger("herald.digest")

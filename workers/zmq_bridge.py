@@ -33,9 +33,9 @@ import sys
 
 import zmq
 
+from app.key_layout import connect
 from app.ops import logs, processes
 from app.ops.heartbeats import Heartbeat
-from app.redis_client import connect
 from app.settings import history_max, redis_url
 from app.stream.publish import Bus
 from workers.bridge import security

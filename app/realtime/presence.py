@@ -5,10 +5,14 @@ Each web process counts its own connections per user (:class:`Presence`) and
 writes the changes to Redis, coalesced (a tab that reloads is not a leave and
 a join), from a background loop:
 
-- ``herald:presence:proc:<process>``: hash user -> that process's connections;
-- ``herald:presence:where:<user>``: the set of processes holding the user;
-- ``herald:presence:since``: hash user -> when they came online (ms);
-- ``herald:presence:procs``: sorted set process -> its last refresh (s).
+- ``herald:{presence}:proc:<process>``: hash user -> that process's connections;
+- ``herald:{presence}:where:<user>``: the set of processes holding the user;
+- ``herald:{presence}:since``: hash user -> when they came online (ms);
+- ``herald:{presence}:procs``: sorted set process -> its last refresh (s).
+
+They share the hash tag ``{presence}``: the script that applies a process's
+changes writes them all in one step, so on a Redis Cluster they live in one
+slot (app/key_layout.py).
 
 One Lua script applies a process's changes (or, every ``SYNC_EVERY``
 seconds, its whole count, which also repairs what a Redis restart lost), so
@@ -39,24 +43,26 @@ from app.users import subscriptions
 
 log = logging.getLogger("herald.presence")
 
-PROC = "herald:presence:proc:"
-SINCE = "herald:presence:since"
-PROCS = "herald:presence:procs"
+PROC = "herald:{presence}:proc:"
+WHERE = "herald:{presence}:where:"
+SINCE = "herald:{presence}:since"
+PROCS = "herald:{presence}:procs"
 FLUSH_EVERY = 0.25   # seconds: changes are coalesced this long
 SYNC_EVERY = 10.0    # seconds between a process's full rewrites (and its refresh)
 STALE_AFTER = 30.0   # seconds without a refresh before a process's counts are reaped
 WATCH_ROOM = "presence"  # Socket.IO room of the connections that asked for events
 
 # KEYS: proc hash, since hash, procs zset. ARGV: process, now (s), mode, control
-# channel, then user, count pairs. mode "delta": add the counts; "full": the
-# counts are the whole truth (users not listed have none here); "reap": the
-# process is gone (no pairs). Returns the users who came online, then those
-# who went offline, as two lists.
+# channel, where-prefix, then user, count pairs. (The where sets it reaches by name
+# share the others' hash tag, so they are in the same slot on a cluster.) mode
+# "delta": add the counts; "full": the counts are the whole truth (users not
+# listed have none here); "reap": the process is gone (no pairs). Returns the
+# users who came online, then those who went offline, as two lists.
 _APPLY = control.PRESENCE_LUA + """
 local proc, since, procs = KEYS[1], KEYS[2], KEYS[3]
 local label, now, mode, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local joined, left = {}, {}
-local function where(user) return 'herald:presence:where:' .. user end
+local function where(user) return ARGV[5] .. user end
 local function set_count(user, n)
   if n > 0 then
     redis.call('HSET', proc, user, n)
@@ -79,7 +85,7 @@ if mode == 'reap' then
   redis.call('ZREM', procs, label)
 else
   local given = {}
-  for i = 5, #ARGV, 2 do
+  for i = 6, #ARGV, 2 do
     local user, n = ARGV[i], tonumber(ARGV[i + 1])
     given[user] = true
     if mode == 'delta' then n = n + tonumber(redis.call('HGET', proc, user) or '0') end
@@ -131,7 +137,7 @@ class Presence:
     # -- written from the background loop ---------------------------------------
 
     def _apply(self, label, mode, pairs, now):
-        args = [label, now, mode, CONTROL]
+        args = [label, now, mode, CONTROL, WHERE]
         for user, count in pairs:
             args += [user, count]
         joined, left = self.script(keys=[PROC + label, SINCE, PROCS], args=args)

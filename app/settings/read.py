@@ -9,10 +9,11 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from app.redis_client import SentinelURLError, parse_cluster_url, parse_sentinel_url
 from app.settings.declared import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel")
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster")
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -103,6 +104,11 @@ def redis_url():
             problem = "names no host"
     elif parts.scheme == "unix" and not parts.path:
         problem = "names no socket path"
+    elif parts.scheme in ("redis+sentinel", "redis+cluster"):
+        try:
+            (parse_cluster_url if parts.scheme == "redis+cluster" else parse_sentinel_url)(url)
+        except SentinelURLError as exc:
+            problem = str(exc).removeprefix("REDIS_URL: ")
     if problem:
         shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
         raise SystemExit(f"herald: REDIS_URL {problem}: {shown!r}")

@@ -20,7 +20,7 @@ class RedisPublisher:
     """Publishes through Redis (REDIS_URL, or make run's private one)."""
 
     def __init__(self):
-        from app.redis_client import connect
+        from app.key_layout import connect
         from app.settings import redis_url
         from app.stream.publish import Bus
         self.client = connect(redis_url())

@@ -9,6 +9,7 @@ import time
 from playwright.sync_api import expect
 
 from app.ops.heartbeats import Heartbeat
+from app.realtime import presence
 from app.users import accounts
 from tests.integration.e2e.conftest import (
     DESKTOP,
@@ -75,7 +76,7 @@ def test_presence_follows_a_second_users_tab(live_server, redis, browser, page):
         expect(page.locator("#online-count")).to_have_text("(1)")
     finally:
         other.close()
-    wait_until(lambda: redis.hexists("herald:presence:since", "root"), message="root online")
+    wait_until(lambda: redis.hexists(presence.SINCE, "root"), message="root online")
 
 
 # Each element of the page's main area whose box passes the right edge of the card

@@ -1,0 +1,74 @@
+"""The one-time move of a single Redis's keys to the hash-tagged layout
+(app/key_layout.py): the stream's companions and presence here; each family's
+own moves are tested beside it (tests/unit/users/test_layout.py, ...)."""
+import pytest
+
+from app import key_layout
+from app.realtime import presence
+from app.stream import keys
+from app.stream.publish import Bus
+
+pytestmark = pytest.mark.single_redis(
+    "the move is of a single Redis's keys; a cluster starts on the new layout")
+
+OLD = {
+    "herald:epoch": keys.EPOCH,
+    "herald:last-id": keys.LAST_ID,
+    "herald:publish:once:abc": keys.ONCE + "abc",
+    "herald:bridge:batch:b1": keys.BATCH + "b1",
+    "herald:limits:publish:api.publish:k:10/1/minute": keys.QUOTA + "publish:api.publish:k:10/1/minute",
+    "herald:digests:epoch": keys.group_epoch("herald:digests"),
+    "herald:webhooks:epoch": keys.group_epoch("herald:webhooks"),
+    "herald:presence:since": presence.SINCE,
+    "herald:presence:procs": presence.PROCS,
+    "herald:presence:proc:web-1": presence.PROC + "web-1",
+    "herald:presence:where:ann": presence.WHERE + "ann",
+}
+
+
+def test_every_old_name_moves_to_its_new_one_and_nothing_else_moves(redis):
+    for old in OLD:
+        redis.set(old, old)
+    redis.set("herald:stream:not-ours", "x")  # no family claims it
+    moved = key_layout.migrate(redis)
+    assert moved >= len(OLD)
+    for old, new in OLD.items():
+        assert redis.get(new) == old.encode(), new
+        assert not redis.exists(old)
+    assert redis.get("herald:stream:not-ours") == b"x"
+    assert redis.get(key_layout.LAYOUT) == key_layout.VERSION.encode()
+
+
+def test_it_runs_once_and_a_key_already_moved_is_left_alone(redis):
+    key_layout.migrate(redis)
+    redis.set("herald:epoch", "stray")  # written by an old process after the move
+    assert key_layout.migrate(redis) == 0
+    assert redis.get("herald:epoch") == b"stray"
+
+
+def test_a_new_name_already_there_is_kept(redis):
+    redis.set("herald:last-id", "5-0")
+    redis.set(keys.LAST_ID, "9-0")  # a new process published before the move
+    key_layout.migrate(redis)
+    assert redis.get(keys.LAST_ID) == b"9-0"
+
+
+def test_a_process_moving_them_already_is_not_raced(redis):
+    redis.set(key_layout.LOCK, "1")
+    redis.set("herald:epoch", "1-0")
+    assert key_layout.migrate(redis) == 0
+    assert redis.exists("herald:epoch") and not redis.exists(key_layout.LAYOUT)
+
+
+def test_a_moved_history_goes_on_where_it_was(redis):
+    """A stream written before the move keeps its ids, its epoch and its last id: the
+    next publish goes on above them, and a cursor from before still replays."""
+    old_id = redis.xadd(keys.STREAM, {"topic": "a", "user": "", "envelope": "{}"}).decode()
+    redis.set("herald:epoch", old_id)
+    redis.set("herald:last-id", old_id)
+    key_layout.migrate(redis)
+    assert redis.get(keys.EPOCH).decode() == old_id
+    new_id = Bus(redis).publish("ops.a", "after the move")
+    assert [int(p) for p in new_id.split("-")] > [int(p) for p in old_id.split("-")]
+    assert redis.get(keys.EPOCH).decode() == old_id  # the same stream: the same epoch
+
