@@ -11,13 +11,16 @@
 - ``parking``: the bounds on an endpoint's queue and parked list;
 - ``post``: one POST to the checked address (timeouts, no redirects);
 - ``dispatch``: ``herald:stream`` (a consumer group) into each matching
-  endpoint's queue, acknowledged in the same atomic step;
+  endpoint's queue, each entry queued once (recorded, fenced by the lease)
+  and acknowledged just after;
 - ``sender``: one per endpoint: its queue in order, retries with backoff,
   parking;
 - ``worker``: the dispatcher and the senders in one process
   (``python -m workers.webhooks``);
 - ``settings``: the worker's ``WEBHOOK_*`` settings;
-- ``figures``: the webhook metrics in ``/metrics``.
+- ``figures``: the webhook metrics in ``/metrics``;
+- ``layout``: the keys, all under the hash tag ``{webhooks}`` (one slot of a
+  Redis Cluster), and the one-time move from their old names.
 
 See docs/webhooks.md.
 """
