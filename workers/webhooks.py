@@ -38,7 +38,8 @@ WORKER = "webhook worker"
 
 def main():
     logs.configure()
-    # A connection for each endpoint's sender at once, and the dispatcher's.
+    # A connection for each endpoint's sender at once, and the dispatcher's; a single
+    # Redis's keys moved to their tagged names first, once (app/key_layout.py).
     client = connect(redis_url(), socket_timeout=10, max_connections=store.MAX_ENDPOINTS + 10)
     try:
         settings = Settings.from_env()
