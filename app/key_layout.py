@@ -29,6 +29,8 @@ after the move (docs/deploy.md, "Upgrading").
 import importlib
 import logging
 
+import redis
+
 log = logging.getLogger("herald.keys")
 
 LAYOUT = "herald:layout"   # the layout this Redis's keys follow; absent: 1, or nothing yet
@@ -69,6 +71,17 @@ def renames():
     return pairs
 
 
+def _move(client, old, new):
+    """RENAMENX ``old`` to ``new``: False when ``new`` is there already, or ``old`` is
+    gone (SCAN may give a key twice, the second time after it moved)."""
+    try:
+        return client.renamenx(old, new)
+    except redis.ResponseError as exc:
+        if "no such key" in str(exc).lower():
+            return False
+        raise
+
+
 def migrate(client, scan_count=1000):
     """Move a single Redis's keys to this layout, once; the number of keys moved.
 
@@ -85,7 +98,7 @@ def migrate(client, scan_count=1000):
             for old in client.scan_iter(match=glob, count=scan_count):
                 old = old.decode() if isinstance(old, bytes) else old
                 new = rename(old)
-                if new and new != old and client.renamenx(old, new):
+                if new and new != old and _move(client, old, new):
                     moved += 1
         client.set(LAYOUT, VERSION)
         if moved:

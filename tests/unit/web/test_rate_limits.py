@@ -84,6 +84,8 @@ def _commands(redis):
     return {name: stats["calls"] for name, stats in redis.info("commandstats").items()}
 
 
+@pytest.mark.single_redis("counts the commands one redis-server ran (on a cluster the key is read "
+                          "before the script: app/stream/publish.py)")
 def test_a_publish_with_a_known_key_is_limited_within_its_one_round_trip(limited, redis):
     """The publish script counts the limit: no round trip of the limiter's own."""
     key = accounts.create_api_key(redis, "etl")
