@@ -220,7 +220,7 @@ def test_an_endpoint_gets_only_what_was_published_after_it(client, admin_token, 
     assert [e["id"] for e in receiver.unique()] == new
     assert client.delete(f"/api/webhooks/{endpoint['id']}",
                          headers={"Authorization": f"Bearer {admin_token}"}).status_code == 204
-    assert not [k for k in redis.scan_iter(f"herald:webhook:{endpoint['id']}*")]
+    assert redis.exists(*store.all_keys(endpoint["id"])) == 0
 
 
 def test_metrics(client, admin_token, allow_loopback, redis, receivers, start_worker):
