@@ -29,9 +29,11 @@ from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.cluster import ClusterNode, RedisCluster
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 from redis.sentinel import Sentinel
+
+from app.cluster_client import LazyCluster
 
 # Errors that mean "Redis is not reachable right now", as opposed to a bug. redis-py
 # wraps its sockets' OSErrors in ConnectionError/TimeoutError, so a bare OSError is
@@ -98,7 +100,7 @@ class SentinelURLError(ValueError):
 
 def is_cluster(client):
     """Whether ``client`` talks to a Redis Cluster (``redis+cluster://``)."""
-    return isinstance(client, RedisCluster)
+    return isinstance(client, (RedisCluster, LazyCluster))
 
 
 def raw_name(client, name):
@@ -156,11 +158,9 @@ CLUSTER_RETRIES = 20
 def _cluster(url, options):
     nodes, password = parse_cluster_url(url)
     options.pop("retry", None)
-    (host, port), rest = nodes[0], nodes[1:]
     retry = Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.05), CLUSTER_RETRIES)
-    return RedisCluster(
-        url=f"redis://{host}:{port}/0", startup_nodes=[ClusterNode(h, p) for h, p in rest],
-        password=password, retry=retry, require_full_coverage=False,
+    return LazyCluster(
+        nodes[0], nodes[1:], password=password, retry=retry, require_full_coverage=False,
         connection_pool_class=redis.BlockingConnectionPool,
         max_connections=options.pop("max_connections", POOL_SIZE),
         timeout=options.pop("timeout", POOL_WAIT), **options)

@@ -92,11 +92,19 @@ class RedisCluster:
         self.nodes = [Node(self.folder / f"node-{i}", free_cluster_port(), durable)
                       for i in range(masters * (1 + replicas))]
         self.replicas = replicas
+        self.created = False
         self.url = "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes) + "/"
 
-    def start(self):
+    def start(self, wait=True):
+        """Start every node; the first time, make them a cluster. Started again after
+        :meth:`kill`, the nodes come back with their data and their cluster config."""
         for node in self.nodes:
-            node.start()
+            if not (node.process and node.process.poll() is None):
+                node.start()
+        if self.created:
+            if wait:
+                self.wait_healthy()
+            return
         for node in self.nodes:
             wait_until(node.answers, timeout=10, message=f"cluster node {node.port} to answer")
         created = subprocess.run(
@@ -105,6 +113,7 @@ class RedisCluster:
             capture_output=True, text=True, timeout=60)
         if created.returncode:
             raise RuntimeError(f"redis-cli --cluster create failed: {created.stdout}{created.stderr}")
+        self.created = True
         self.wait_healthy()
 
     def wait_healthy(self, timeout=30):
@@ -144,9 +153,12 @@ class RedisCluster:
             with node.client() as client:
                 client.flushall()
 
-    def kill(self, node):
-        """SIGKILL ``node``, as a crash would; its replica takes over after the node timeout."""
-        node.kill()
+    def kill(self, node=None):
+        """SIGKILL ``node``, as a crash would (its replica takes over after the node
+        timeout), or with no node every node: the whole cluster gone, as one Redis
+        killed is; :meth:`start` brings it back."""
+        for each in [node] if node else self.nodes:
+            each.kill()
 
     def stop(self):
         for node in self.nodes:
