@@ -48,7 +48,7 @@ from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
 from app.spark.launcher import Runs
 from app.stream.follow import LiveFollower
-from app.stream.publish import Bus
+from app.stream.publish import Bus, durability
 from app.stream.topics import TopicCounts
 from app.users import archive_and_snooze
 from app.web.auth.api_keys import KnownKeys
@@ -165,7 +165,7 @@ def build(config):
     page_redis = connect(config["REDIS_URL"], socket_timeout=PAGE_REDIS_TIMEOUT,
                          socket_connect_timeout=PAGE_REDIS_TIMEOUT,
                          max_connections=PAGE_REDIS_CONNECTIONS)
-    built = Services(redis=client, bus=Bus(client, config["HISTORY_MAX"]), tokens=tokens,
+    built = Services(redis=client, bus=Bus(client, config["HISTORY_MAX"], durability(config)), tokens=tokens,
                      api_keys=KnownKeys(), presence=presence, sio=sio, bounds=bounds,
                      lifecycle=lifecycle,
                      follower=follower, seam=seam, streams=streams, namespace=namespace,

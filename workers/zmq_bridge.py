@@ -37,7 +37,7 @@ from app.key_layout import connect
 from app.ops import logs, processes
 from app.ops.heartbeats import Heartbeat
 from app.settings import history_max, redis_url
-from app.stream.publish import Bus
+from app.stream.publish import Bus, durability
 from workers.bridge import security
 from workers.bridge.egress import Egress, EgressProcess
 from workers.bridge.ingest import Ingest
@@ -74,7 +74,8 @@ def run():
     context = zmq.Context()
     curve.start(context)
     try:
-        ingest = Ingest(context, settings, Bus(connect(redis_url()), history_max()), curve.secure)
+        bus = Bus(connect(redis_url()), history_max(), durability())
+        ingest = Ingest(context, settings, bus, curve.secure)
     except zmq.ZMQError as exc:
         curve.stop()
         raise _cannot_bind(exc, settings) from None

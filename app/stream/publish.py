@@ -21,13 +21,16 @@ from typing import NamedTuple
 import orjson
 
 from app.redis_client import UNAVAILABLE, connect, is_cluster
-from app.settings import history_max, redis_url
+from app.settings import get, history_max, redis_url
 from app.stream import envelope as rules
 from app.stream import publish_scripts as scripts
+from app.stream import replicated
 from app.stream.keys import BATCH, EPOCH, LAST_ID, LIVE, ONCE, STREAM
+from app.stream.replicated import Durability, NotReplicated
 
 DEFAULT_HISTORY_MAX = 100_000
 
+AT_ONCE = Durability()  # answered as soon as the master has it (PUBLISH_REPLICAS=0)
 IDEMPOTENCY_TTL = 24 * 3600
 BATCH_KEY_TTL = 3600
 MAX_BATCH = 100  # notifications in one publish_envelopes call
@@ -117,10 +120,11 @@ class Bus:
     script's write lets that one publish through, as one revoked while its
     request was on the wire would; the next one is refused."""
 
-    def __init__(self, client, history_max=DEFAULT_HISTORY_MAX):
+    def __init__(self, client, history_max=DEFAULT_HISTORY_MAX, durability=AT_ONCE):
         self.client = client
         self.cluster = is_cluster(client)
         self.history_max = history_max
+        self.durability = durability  # replicas a publish must be on before it is answered
         self._script = client.register_script(scripts.PUBLISH)
         self._batch_script = client.register_script(scripts.PUBLISH_BATCH)
         self._spend_script = client.register_script(scripts.SPEND)
@@ -194,7 +198,9 @@ class Bus:
         for item in prepared:
             args += [item.raw, item.topic, item.user, item.ts]
         try:
-            written, value = self._script(keys=keys, args=args)
+            written, value = self._run(self._script, keys, args)
+        except NotReplicated as exc:
+            raise BusUnavailable(str(exc)) from exc
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
         if written == -1:
@@ -207,6 +213,11 @@ class Bus:
         if first_digest != digest or len(stored) != len(prepared):
             raise IdempotencyConflict("idempotency key: already used for a different notification")
         return stored, True
+
+    def _run(self, script, keys, args):
+        if self.durability.replicas:
+            return replicated.run(self.client, script, keys, args, self.durability)
+        return script(keys=keys, args=args)
 
     def _check(self, credential):
         try:
@@ -244,7 +255,7 @@ class Bus:
         args = [LIVE, self.history_max, BATCH_KEY_TTL]
         for item in prepared:
             args += [item.raw, item.topic, item.user]
-        ids = self._batch_script(keys=[STREAM, BATCH + batch_id, EPOCH, LAST_ID], args=args)
+        ids = self._run(self._batch_script, [STREAM, BATCH + batch_id, EPOCH, LAST_ID], args)
         return [_text(i) for i in ids]
 
     def batch_outcome(self, batch_id):
@@ -276,11 +287,18 @@ def _stored_answer(value):
 _default_bus = None
 
 
+def durability(config=None):
+    """The :class:`Durability` the settings ask for (PUBLISH_REPLICAS, PUBLISH_REPLICA_TIMEOUT),
+    from ``config`` (a Flask app's) or the environment."""
+    read = config.__getitem__ if config is not None else get
+    return Durability(read("PUBLISH_REPLICAS"), round(read("PUBLISH_REPLICA_TIMEOUT") * 1000))
+
+
 def default_bus():
     """A Bus on ``REDIS_URL`` (or the private Redis), made once per process."""
     global _default_bus
     if _default_bus is None:
-        _default_bus = Bus(connect(redis_url()), history_max())
+        _default_bus = Bus(connect(redis_url()), history_max(), durability())
     return _default_bus
 
 

@@ -21,10 +21,10 @@ class RedisPublisher:
 
     def __init__(self):
         from app.key_layout import connect
-        from app.settings import redis_url
-        from app.stream.publish import Bus
+        from app.settings import history_max, redis_url
+        from app.stream.publish import Bus, durability
         self.client = connect(redis_url())
-        self.bus = Bus(self.client)
+        self.bus = Bus(self.client, history_max(), durability())
 
     def publish(self, topic, title, **fields):
         return self.bus.publish(topic, title, **fields)
