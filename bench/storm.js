@@ -192,7 +192,17 @@ function percentile(sorted, fraction) {
 
 function check(file) {
   const expected = JSON.parse(fs.readFileSync(file, 'utf8')).map(idNumber);
+  const expectedSet = new Set(expected);
   const bad = [];
+  // Over every client: expected ids it lacks, ids it got twice, and ids it got that
+  // are not expected (published, but never acknowledged to their publisher).
+  let missingTotal = 0, duplicateTotal = 0, extraTotal = 0;
+  for (const p of probes) {
+    const seen = new Set(p.ids);
+    duplicateTotal += p.ids.length - seen.size;
+    for (const id of expected) if (!seen.has(id)) missingTotal++;
+    for (const id of seen) if (!expectedSet.has(id)) extraTotal++;
+  }
   let wrongLastId = 0, notBack = 0, notRecovered = 0, busy = 0, attempts = 0, refusedClients = 0;
   let otherErrors = 0, retryAfterMax = 0, lastBack = null, firstBack = null;
   let relapsed = 0, stormLiveClients = 0;
@@ -246,6 +256,7 @@ function check(file) {
   };
   return {
     clients: probes.length, expected: expected.length, mismatched: bad.length, examples: bad.slice(0, 5),
+    missing_total: missingTotal, duplicate_total: duplicateTotal, unexpected_total: extraTotal,
     wrong_last_id: wrongLastId, not_back: notBack, not_recovered: notRecovered, relapsed,
     storm_live_clients: stormLiveClients,
     busy_refusals: busy, clients_refused_busy: refusedClients, other_connect_errors: otherErrors,

@@ -1,0 +1,143 @@
+"""A master of a Redis Cluster killed (SIGKILL) under a steady publish load.
+
+A real cluster (3 masters, 3 replicas: tests/redis_cluster.py) carries a web
+process and the ZeroMQ bridge, both with ``PUBLISH_REPLICAS=1`` (a publish is
+answered once a replica has it). ``--clients`` copies of Herald's browser
+client (bench/storm.js, herald.js in Node) follow a topic; publishes come
+steadily from REST (idempotent, retried until accepted) and from the bridge's
+confirmed socket. The master holding ``herald:stream`` is killed; its replica
+takes over after the cluster's node timeout. Reported:
+
+- the publishes acknowledged (each side), and those refused meanwhile;
+- the time from the kill to the first publish acknowledged again;
+- over every client: acknowledged notifications missing, duplicates, and
+  notifications seen that were never acknowledged (published, then lost
+  with the master before any replica had them: told live, never confirmed);
+- whether the web process and the bridge came back by themselves.
+
+    .venv/bin/python bench/cluster_failover.py [--clients 500] [--seconds 8]
+
+tests/integration/cluster/test_failover.py runs it and asserts on the counts.
+"""
+import argparse
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.stream.keys import STREAM  # noqa: E402
+from app.stream.publish import Bus  # noqa: E402
+from app.users import accounts, subscriptions  # noqa: E402
+from bench.storm import StormClients  # noqa: E402
+from tests.redis_cluster import RedisCluster  # noqa: E402
+from tests.support import Bridge, LiveServer, SteadyPublisher, rest_publisher, wait_until  # noqa: E402
+
+TOPIC = "steady"
+DURABLE = {"PUBLISH_REPLICAS": "1", "PUBLISH_REPLICA_TIMEOUT": "1"}
+
+
+class TimedPublisher(SteadyPublisher):
+    """A SteadyPublisher that notes when each acceptance came."""
+
+    def __init__(self, publish, **options):
+        self.times = []
+
+        def timed(title):
+            entry_id = publish(title)
+            self.times.append(time.monotonic())
+            return entry_id
+        super().__init__(timed, **options)
+
+
+def zmq_publish(bridge):
+    """A publish function on the bridge's confirmed socket, waiting long enough for the
+    bridge to ride out the failover (a timeout would make the publisher try the title
+    again, and the first try may still be stored)."""
+    from herald_client.zmq import Publisher
+    publisher = Publisher(bridge.router, confirmed=True, timeout=60)
+    lock = threading.Lock()
+
+    def publish(title):
+        with lock:
+            return publisher.publish(TOPIC + ".zmq", title)
+    return publish, publisher
+
+
+def run(folder, clients=500, seconds=8.0):
+    """The scenario; returns its figures (a dict)."""
+    folder = Path(folder)
+    cluster = RedisCluster(folder / "cluster")
+    cluster.start()
+    server = bridge = crowd = None
+    publishers, zmq_socket = [], None
+    try:
+        client = cluster.client()
+        accounts.create_user(client, "ann", "ann-password")
+        subscriptions.add(client, "ann", [TOPIC], limit=10)
+        key = accounts.create_api_key(client, "failover")
+        server = LiveServer(cluster.url, folder, **DURABLE)
+        server.start()
+        bridge = Bridge(cluster.url, folder, **DURABLE)
+        bridge.start()
+        crowd = StormClients(server.url, [server.token("ann", "ann-password")], clients, folder)
+        zmq, zmq_socket = zmq_publish(bridge)
+        publishers = [TimedPublisher(rest_publisher(server, key, TOPIC + ".rest"), interval=0.02),
+                      TimedPublisher(zmq, interval=0.02)]
+        for publisher in publishers:
+            publisher.start()
+        wait_until(lambda: all(len(p.accepted) >= 25 for p in publishers), timeout=60,
+                   message="publishing before the kill")
+        victim = cluster.master_of(STREAM)
+        killed_at = time.monotonic()
+        cluster.kill(victim)
+        wait_until(lambda: all(p.times and p.times[-1] > killed_at for p in publishers), timeout=60,
+                   message="publishes acknowledged again after the kill")
+        back_after = max(min(t for t in p.times if t > killed_at) for p in publishers) - killed_at
+        time.sleep(seconds)
+        for publisher in publishers:
+            publisher.stop()
+        cluster.wait_healthy()
+        accepted = [i for p in publishers for i in p.accepted]
+        marker = Bus(cluster.client()).publish(TOPIC + ".marker", "marker")
+        wait_until(lambda: crowd.status(marker)["have"] == clients, timeout=60,
+                   message="every client has the marker")
+        ordered = sorted(accepted + [marker], key=lambda i: tuple(int(p) for p in i.split("-")))
+        check = crowd.check(ordered, folder)
+        return {
+            "clients": clients, "acknowledged_rest": len(publishers[0].accepted),
+            "acknowledged_zmq": len(publishers[1].accepted),
+            "refused_rest": publishers[0].refused, "refused_zmq": publishers[1].refused,
+            "seconds_to_first_acknowledged_after_kill": round(back_after, 2),
+            "missing": check["missing_total"], "duplicates": check["duplicate_total"],
+            "seen_never_acknowledged": check["unexpected_total"],
+            "web_process_alive": server.process.poll() is None,
+            "bridge_alive": bridge.process.poll() is None,
+            "killed_master": victim.port,
+        }
+    finally:
+        for publisher in publishers:
+            publisher.stopping.set()
+        if zmq_socket is not None:
+            zmq_socket.close()
+        for part in (crowd, bridge, server):
+            if part is not None:
+                part.stop()
+        cluster.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=500)
+    parser.add_argument("--seconds", type=float, default=8.0, help="publishing after the failover")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        print(json.dumps(run(folder, args.clients, args.seconds), indent=2))
+
+
+if __name__ == "__main__":
+    main()
