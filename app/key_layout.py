@@ -28,6 +28,8 @@ after the move (docs/deploy.md, "Upgrading").
 """
 import importlib
 import logging
+import threading
+import time
 from fnmatch import fnmatchcase
 
 import redis
@@ -46,17 +48,30 @@ FAMILIES = ("app.stream.layout", "app.users.layout", "app.digests.layout", "app.
 
 def connect(url, **options):
     """A client for ``url`` (app.redis_client.connect), this Redis's keys moved to this
-    layout first. A Redis that cannot be reached now is not waited for: the process
-    rides out the outage as ever, and the next process to start moves the keys."""
+    layout first. A Redis that cannot be reached now is not waited for (the process
+    rides out the outage as ever): a thread moves them once it answers."""
     from app.redis_client import UNAVAILABLE
     from app.redis_client import connect as plain
     client = plain(url, **options)
     try:
         migrate(client)
     except UNAVAILABLE as exc:
-        log.warning("could not check the key layout (Redis unreachable: %s); "
-                    "the next process to start will", exc)
+        log.warning("could not check the key layout (Redis unreachable: %s); will once it answers", exc)
+        threading.Thread(target=_migrate_when_back, args=(client,), daemon=True,
+                         name="herald-key-layout").start()
     return client
+
+
+def _migrate_when_back(client, first=1.0, most=30.0, sleep=time.sleep):
+    from app.redis_client import UNAVAILABLE
+    wait = first
+    while True:
+        sleep(wait)
+        try:
+            migrate(client)
+            return
+        except UNAVAILABLE:
+            wait = min(wait * 2, most)
 
 
 def user_tag(user):
@@ -83,6 +98,13 @@ def _move(client, old, new):
         raise
 
 
+def _wait_for_the_move(client, every=0.1):
+    """Until the process moving the keys is done (or its lock expired: it died)."""
+    deadline = time.monotonic() + LOCK_SECONDS
+    while time.monotonic() < deadline and client.exists(LOCK) and client.get(LAYOUT) != VERSION.encode():
+        time.sleep(every)
+
+
 def migrate(client, scan_count=5000):
     """Move a single Redis's keys to this layout, once; the number of keys moved.
 
@@ -92,7 +114,8 @@ def migrate(client, scan_count=5000):
     if is_cluster(client) or client.get(LAYOUT) == VERSION.encode():
         return 0
     if not client.set(LOCK, "1", nx=True, ex=LOCK_SECONDS):
-        return 0  # another process is moving them; its moves and ours would be the same
+        _wait_for_the_move(client)  # another process is moving them: not read before it is done
+        return 0
     try:
         moved, pairs = 0, renames()
         # One pass over the keyspace (SCAN, so Redis is never blocked), every family's

@@ -15,7 +15,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from app.redis_client import UNAVAILABLE
 
-WEB_PREFIX = "herald:metrics:web:"
+WEB_PREFIX = "herald:{metrics}:web:"  # one slot: read together (MGET) on a Redis Cluster
 SNAPSHOT_EVERY = 5   # seconds between a web process's snapshots
 SNAPSHOT_TTL = 20    # seconds a snapshot outlives its process
 

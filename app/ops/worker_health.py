@@ -49,7 +49,7 @@ def faults(client):
     return {worker.decode(): orjson.loads(raw) for worker, raw in client.hgetall(FAULTS).items()}
 
 
-BRIDGE_PREFIX = "herald:metrics:bridge:"
+BRIDGE_PREFIX = "herald:{metrics}:bridge:"  # one slot: read together (MGET) on a Redis Cluster
 BRIDGE_TTL = 10  # seconds a bridge's backlog figure outlives its last report
 
 

@@ -26,8 +26,9 @@ refresh is older than ``STALE_AFTER`` seconds any other process removes
 them (the same script, "reap"), and its users leave unless another process
 holds them.
 
-The keys are built inside the script from the user names (a single Redis or
-Sentinel-managed master, as Herald runs; not Redis Cluster).
+The where-sets are named inside the script from the user names (their prefix
+is an argument); on a Redis Cluster they share the others' hash tag, so they
+are in the slot the script runs in.
 """
 import logging
 import time

@@ -6,7 +6,7 @@ group lives inside the stream's key, so when the stream is recreated
 be made again. Made "from now on" (``$``), it would skip whatever was
 published between the recreate and that moment. So :func:`ensure` keeps,
 per group, the stream epoch (keys.EPOCH: the first id of the stream's life)
-it was made in, under ``<group>:epoch``:
+it was made in, under ``keys.group_epoch(group)`` (in the stream's slot):
 
 - no group yet on a stream of that same epoch (or ever): from now on (``$``),
   since a new endpoint or digest wants only what comes after it;

@@ -20,7 +20,8 @@ from typing import NamedTuple
 
 import orjson
 
-from app.redis_client import UNAVAILABLE, connect, is_cluster
+from app import key_layout
+from app.redis_client import UNAVAILABLE, is_cluster
 from app.settings import get, history_max, redis_url
 from app.stream import envelope as rules
 from app.stream import publish_scripts as scripts
@@ -247,10 +248,11 @@ class Bus:
         """Publish many :class:`Prepared` notifications in one round trip, in order.
 
         All or none are written (one Lua script). Returns their ids. Raises
-        a Redis connection error when Redis cannot be reached; whether the
-        batch was written then is what :meth:`batch_outcome` tells, for the same
-        ``batch_id`` (a string unique to the batch: its ids are kept under
-        ``keys.BATCH + batch_id``, in the stream's slot).
+        a Redis connection error when Redis cannot be reached. ``batch_id`` (a
+        string unique to the batch) keeps its ids, under ``keys.BATCH + batch_id``
+        in the stream's slot, for an hour: the same batch published again (after
+        a lost reply) is not written twice but answered its ids, and
+        :meth:`batch_outcome` tells whether it was written.
         """
         args = [LIVE, self.history_max, BATCH_KEY_TTL]
         for item in prepared:
@@ -298,7 +300,7 @@ def default_bus():
     """A Bus on ``REDIS_URL`` (or the private Redis), made once per process."""
     global _default_bus
     if _default_bus is None:
-        _default_bus = Bus(connect(redis_url()), history_max(), durability())
+        _default_bus = Bus(key_layout.connect(redis_url()), history_max(), durability())
     return _default_bus
 
 

@@ -72,7 +72,12 @@ for i = 1, limits do
 end
 if once > 0 then
   local seen = redis.call('GET', KEYS[once])
-  if seen then return {0, seen} end
+  if seen then
+    -- Written again (the same value): a write, so a WAIT after it (PUBLISH_REPLICAS)
+    -- confirms that the replicas have everything up to it, the first publish included.
+    redis.call('SET', KEYS[once], seen, 'KEEPTTL')
+    return {0, seen}
+  end
 end
 local written, id = {}, nil
 for i = 9 + 2 * limits, #ARGV, 4 do
@@ -101,10 +106,20 @@ return 0
 """
 
 # KEYS: stream, batch key, epoch, last id. ARGV: live channel, maxlen, batch-key ttl,
-# then one triple (envelope JSON without id, topic, user) per notification. The ids
+# then one triple (envelope JSON without id, topic, user) per notification.
+# A batch already written (its key there: a retry after a lost reply) is not written
+# again: its ids are answered, and its key written again (the same value) so that a
+# WAIT after it confirms the replicas have the batch. The ids
 # are kept under the batch key, in the same atomic step, so that a caller who
 # lost the reply can learn whether the batch was written, and its ids.
 PUBLISH_BATCH = _NEW_EPOCH_LUA + """
+local done = redis.call('GET', KEYS[2])
+if done then
+  redis.call('SET', KEYS[2], done, 'KEEPTTL')
+  local written = {}
+  for id in string.gmatch(done, '%S+') do written[#written + 1] = id end
+  return written
+end
 local ids = {}
 for i = 4, #ARGV, 3 do
   local id = add(KEYS[1], KEYS[3], KEYS[4], ARGV[2],

@@ -54,7 +54,8 @@ def test_a_new_name_already_there_is_kept(redis):
 
 
 def test_a_process_moving_them_already_is_not_raced(redis):
-    redis.set(key_layout.LOCK, "1")
+    """(Its lock expires: it died; the next process to start moves them.)"""
+    redis.set(key_layout.LOCK, "1", px=300)
     redis.set("herald:epoch", "1-0")
     assert key_layout.migrate(redis) == 0
     assert redis.exists("herald:epoch") and not redis.exists(key_layout.LAYOUT)
@@ -79,4 +80,34 @@ def test_a_key_scan_gives_twice_is_moved_once(redis):
     redis.set("herald:epoch", "1-0")
     assert key_layout._move(redis, "herald:epoch", keys.EPOCH)
     assert not key_layout._move(redis, "herald:epoch", keys.EPOCH)
+    assert redis.get(keys.EPOCH) == b"1-0"
+
+
+def test_a_process_waits_for_a_move_another_one_is_making(redis, monkeypatch):
+    """Not reading the keys before they are where it looks: until the other is done."""
+    redis.set(key_layout.LOCK, "1")
+    polls = []
+
+    def done_after_two(seconds):
+        polls.append(seconds)
+        if len(polls) == 2:
+            redis.set(key_layout.LAYOUT, key_layout.VERSION)
+    monkeypatch.setattr(key_layout.time, "sleep", done_after_two)
+    assert key_layout.migrate(redis) == 0
+    assert len(polls) == 2
+
+
+def test_a_redis_away_at_start_has_its_keys_moved_once_it_answers(redis):
+    waits, calls = [], []
+
+    class Flaky:  # away for the first command
+        def __getattr__(self, name):
+            calls.append(name)
+            if len(calls) == 1:
+                import redis as redis_lib
+                raise redis_lib.ConnectionError("away")
+            return getattr(redis, name)
+    redis.set("herald:epoch", "1-0")
+    key_layout._migrate_when_back(Flaky(), sleep=waits.append)
+    assert waits == [1.0, 2.0]
     assert redis.get(keys.EPOCH) == b"1-0"

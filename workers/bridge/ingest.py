@@ -15,9 +15,11 @@ what the peer is told is always true.
 
 While Redis is known to be away, each retry PINGs before writing, so a
 write is only attempted when Redis answers. A batch whose write failed all
-the same (the reply lost) is resolved before anything else is written: its
-batch key tells whether it was stored and with which ids, so it is neither
-lost nor written twice. A confirmed request in such a batch that times out
+the same (the reply lost, or not confirmed on PUBLISH_REPLICAS replicas in
+time) is published again, under the same batch id, before anything else is
+written: the script writes it only if it was not (its batch key tells), and
+answers its ids either way, so it is neither lost nor written twice, and a
+WAIT after it confirms that the replicas have it. A confirmed request in such a batch that times out
 is told so: it will be stored once Redis is back if it was not already.
 
 Bad messages are dropped with a log line (at most a few a second, the rest
@@ -223,16 +225,11 @@ class Ingest:
         self._stored(items, ids)
 
     def _resolve(self):
-        """Learn whether the batch whose reply was lost was written."""
-        key, items = self.unresolved
-        ids = self.bus.batch_outcome(key)
-        if ids is not None:
-            self._stored(items, ids)
-        else:  # not written: back to the head of the backlog, in order
-            for item in items:
-                item.in_flight = False
-            self.backlog.extendleft(reversed(items))
-            self.unresolved = None
+        """Publish again the batch whose reply was lost (or not confirmed): written once,
+        whichever it was, and its ids answered."""
+        key, items = self.unresolved  # (in flight: never cancelled, see _expire)
+        ids = self.bus.publish_batch([item.prepared for item in items], key)
+        self._stored(items, ids)
 
     def _stored(self, items, ids):
         self.unresolved = None

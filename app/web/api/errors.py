@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.redis_client import UNAVAILABLE
 from app.stream.publish import BusUnavailable
+from app.stream.replicated import NotReplicated
 from app.web import extensions
 from app.web.api.blueprint import bp
 from app.web.auth import scope
@@ -114,6 +115,9 @@ def out_of_scope(exc):
 
 @bp.errorhandler(BusUnavailable)
 def bus_unavailable(exc):
+    if isinstance(exc.__cause__, NotReplicated):  # Redis answered: nothing to suspect
+        return jsonify(error=f"{exc}. Try again (with the same Idempotency-Key, to store it "
+                             "exactly once)"), 503, {"Retry-After": "1"}
     return api_unavailable(exc)
 
 

@@ -16,6 +16,7 @@ from app.webhooks import store as webhook_store
 from tests.helpers.archives import archived
 from tests.helpers.webhooks import LOOPBACK_ALLOWED, Receiver
 from tests.integration.workers.processes import WorkerProcesses
+from tests.redis_cluster import node_of
 from tests.support import wait_until
 
 PROMPTLY = 5  # seconds: well under a webhook lease (10 s), the delay a restart meant
@@ -28,7 +29,9 @@ def blocked_on_the_stream(clients, command):
 def delete_while_blocked(redis, command):
     """Delete the stream at a moment a ``command`` read is blocked on it: CLIENT LIST and
     DEL in one transaction, so nothing runs between the look and the delete. Tried again
-    (bounded) if the read had just ended; returns how many deletes it took."""
+    (bounded) if the read had just ended; returns how many deletes it took. (On a
+    cluster: on the node that holds the stream, where the reads block.)"""
+    redis = node_of(redis, STREAM)
     for attempt in range(1, 21):
         wait_until(lambda: blocked_on_the_stream(redis.client_list(), command), timeout=10,
                    interval=0.02, message=f"a {command} blocked on the stream")

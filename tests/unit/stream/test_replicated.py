@@ -43,3 +43,29 @@ def test_a_publish_a_replica_has_is_answered(redis):
     entry_id = bus.publish("ops.a", "one", idempotency_key="k")
     assert bus.publish_envelope({"topic": "ops.a", "title": "one"}, "k")["id"] == entry_id
     assert redis.xlen(STREAM) == 1
+
+
+def test_a_batch_published_again_under_its_id_is_written_once(redis):
+    """The bridge publishes a batch again after a lost (or unconfirmed) reply: the script
+    writes it only if it was not written, and answers its ids either way."""
+    from app.stream.publish import prepare
+    bus = Bus(redis)
+    batch = [prepare({"topic": "ops.b", "title": f"n{i}"}) for i in range(3)]
+    first = bus.publish_batch(batch, "again")
+    assert bus.publish_batch(batch, "again") == first
+    assert redis.xlen(STREAM) == 3
+
+
+@pytest.mark.skipif(ON_CLUSTER, reason="every master of the test cluster has a replica")
+def test_rest_answers_an_unconfirmed_publish_503_saying_so(redis_server, redis, api_key):
+    from app import create_app
+    from app.settings import TestConfig
+    app = create_app(TestConfig(redis_server.url, PUBLISH_REPLICAS=1, PUBLISH_REPLICA_TIMEOUT=0.02))
+    headers = {"Authorization": f"Bearer {api_key}", "Idempotency-Key": "once"}
+    for _ in range(2):
+        reply = app.test_client().post("/api/notifications", headers=headers,
+                                       json={"topic": "ops.a", "title": "one"})
+        assert reply.status_code == 503
+        assert "on 0 of 1 replicas after 20 ms: not confirmed" in reply.get_json()["error"]
+        assert "same Idempotency-Key" in reply.get_json()["error"]
+    assert redis.xlen(STREAM) == 1

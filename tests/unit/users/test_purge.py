@@ -56,7 +56,7 @@ def test_no_two_user_ids_share_a_per_user_key():
     kinds = [build("x").removeprefix("herald:{u:x}:") for build in own]
     assert all(build("x").startswith("herald:{u:x}:") for build in own)
     assert len(set(kinds)) == len(kinds) and not [k for k in kinds if not k or "}" in k]
-    prefixes = [BORN, "herald:presence:where:", accounts.USER]
+    prefixes = [BORN, presence.WHERE, accounts.USER]
     for one in prefixes:
         assert one.endswith(":") and not one.startswith("herald:{u:")
         assert [other for other in prefixes if other != one and other.startswith(one)] == []
