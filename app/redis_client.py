@@ -40,7 +40,11 @@ from app.cluster_client import LazyCluster
 # never Redis's: a file, a time zone lookup ("File name too long"), a peer gone. Taking
 # one for an outage answered 503 to bad input, which clients retry forever. READONLY
 # is an old master after a failover: also transient, also not our bug.
-UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ReadOnlyError)
+# On a Redis Cluster, CLUSTERDOWN (no master for a slot: during a failover), TRYAGAIN (a
+# slot moving) and a slot no node is known to serve are the same kind of moment.
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ReadOnlyError,
+               redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError,
+               redis.exceptions.SlotNotCoveredError)
 
 
 class Outage:

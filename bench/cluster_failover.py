@@ -6,10 +6,16 @@ answered once a replica has it). ``--clients`` copies of Herald's browser
 client (bench/storm.js, herald.js in Node) follow a topic; publishes come
 steadily from REST (idempotent, retried until accepted) and from the bridge's
 confirmed socket. The master holding ``herald:stream`` is killed; its replica
-takes over after the cluster's node timeout. Reported:
+takes over after the cluster's node timeout. The killed node is started again
+once it was replaced (as a supervisor restarts a crashed process): it comes
+back as the new master's replica, and until it has synced the new master has
+no replica, so a publish cannot be confirmed and is answered 503 (its
+publisher tries again, under the same idempotency key). Reported:
 
 - the publishes acknowledged (each side), and those refused meanwhile;
-- the time from the kill to the first publish acknowledged again;
+- the time from the kill until the replica took over (the cluster ok again),
+  and until the first publish acknowledged again (the old master back as a
+  replica and synced);
 - over every client: acknowledged notifications missing, duplicates, and
   notifications seen that were never acknowledged (published, then lost
   with the master before any replica had them: told live, never confirmed);
@@ -95,6 +101,11 @@ def run(folder, clients=500, seconds=8.0):
         victim = cluster.master_of(STREAM)
         killed_at = time.monotonic()
         cluster.kill(victim)
+        wait_until(lambda: cluster.master_of(STREAM) is not victim, timeout=60, interval=0.05,
+                   message="the replica taking over")
+        cluster.wait_healthy(timeout=60)
+        taken_over = time.monotonic() - killed_at
+        victim.start()  # restarted: it rejoins as the new master's replica
         wait_until(lambda: all(p.times and p.times[-1] > killed_at for p in publishers), timeout=60,
                    message="publishes acknowledged again after the kill")
         back_after = max(min(t for t in p.times if t > killed_at) for p in publishers) - killed_at
@@ -112,6 +123,7 @@ def run(folder, clients=500, seconds=8.0):
             "clients": clients, "acknowledged_rest": len(publishers[0].accepted),
             "acknowledged_zmq": len(publishers[1].accepted),
             "refused_rest": publishers[0].refused, "refused_zmq": publishers[1].refused,
+            "seconds_to_replica_taking_over": round(taken_over, 2),
             "seconds_to_first_acknowledged_after_kill": round(back_after, 2),
             "missing": check["missing_total"], "duplicates": check["duplicate_total"],
             "seen_never_acknowledged": check["unexpected_total"],

@@ -117,14 +117,19 @@ class RedisCluster:
         self.wait_healthy()
 
     def wait_healthy(self, timeout=30):
-        """Until every live node says the cluster is ok and sees every slot served."""
+        """Until every live node says the cluster is ok and sees every slot served, and
+        every live replica's link to its master is up (else a WAIT finds no replica, and a
+        replica that never synced refuses to take over)."""
         def healthy():
             for node in self.live():
                 try:
                     info = node.client().cluster("info")
+                    replication = node.info("replication")
                 except redis.RedisError:
                     return False
                 if info.get("cluster_state") != "ok" or int(info.get("cluster_slots_ok", 0)) != 16384:
+                    return False
+                if replication.get("role") == "slave" and replication.get("master_link_status") != "up":
                     return False
             return True
         wait_until(healthy, timeout=timeout, interval=0.1, message="the cluster to be ok")

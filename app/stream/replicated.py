@@ -43,25 +43,34 @@ class NotReplicated(redis.ConnectionError):
     an unreachable Redis treats it so."""
 
 
+# What a node answers, or how it fails, while the cluster moves the stream's slot to a
+# new master: the step is tried once more there, and else reported as an outage.
+MOVING = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+          redis.exceptions.ClusterDownError)
+
+
 def run(client, script, keys, args, durability):
     """``script(keys, args)`` on ``client``, answered once ``durability`` holds."""
-    try:
-        return _run_on(_stream_node(client), script, keys, args, durability)
-    except (redis.ConnectionError, redis.ResponseError) as exc:
-        if not is_cluster(client) or isinstance(exc, NotReplicated) or not _moved_or_gone(exc):
+    if not is_cluster(client):
+        return _run_on(client, script, keys, args, durability)
+    for attempt in (1, 2):
+        try:
+            return _run_on(_stream_node(client), script, keys, args, durability)
+        except NotReplicated:
             raise
-    client.exists(STREAM)  # through the cluster client: it follows MOVED, learning the new master
-    return _run_on(_stream_node(client), script, keys, args, durability)
+        except (*UNAVAILABLE, *MOVING) as exc:
+            if attempt == 2:
+                raise redis.ConnectionError(f"the stream's master is changing: {exc!r}") from exc
+        try:
+            client.exists(STREAM)  # through the cluster client: it follows MOVED, learns the new master
+        except UNAVAILABLE as exc:
+            raise redis.ConnectionError(f"the stream's master is changing: {exc!r}") from exc
 
 
 def _stream_node(client):
     if not is_cluster(client):
         return client
     return client.get_redis_connection(client.get_node_from_key(STREAM))
-
-
-def _moved_or_gone(exc):
-    return isinstance(exc, UNAVAILABLE) or str(exc).startswith(("MOVED", "CLUSTERDOWN", "READONLY"))
 
 
 def _run_on(node, script, keys, args, durability):
