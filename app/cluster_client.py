@@ -92,6 +92,10 @@ class LazyCluster:
     def __getattr__(self, name):
         return getattr(self._made(), name)
 
+    def made(self):
+        """The :class:`HeraldCluster`, made now if it was not yet."""
+        return self._made()
+
     def get_encoder(self):
         options = self._options
         return redis.connection.Encoder(options.get("encoding", "utf-8"),

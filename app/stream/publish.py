@@ -27,6 +27,14 @@ from app.stream import envelope as rules
 from app.stream import publish_scripts as scripts
 from app.stream import replicated
 from app.stream.keys import BATCH, EPOCH, LAST_ID, LIVE, ONCE, STREAM
+from app.stream.publish_checks import (  # noqa: F401  (re-exported: callers import them from here)
+    BusUnavailable,
+    Credential,
+    CredentialRefused,
+    IdempotencyConflict,
+    Quota,
+    QuotaExceeded,
+)
 from app.stream.replicated import Durability, NotReplicated
 
 DEFAULT_HISTORY_MAX = 100_000
@@ -60,55 +68,6 @@ def fingerprint(clean):
     """A short digest of a validated envelope (key order aside), to tell a
     retry of a publish from another notification under the same key."""
     return hashlib.sha256(orjson.dumps(clean, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
-
-
-class BusUnavailable(RuntimeError):
-    """Redis could not be reached, so the publish was not confirmed.
-
-    Usually nothing was written; but when Redis went away after writing and
-    before answering, the notification is stored. Publishing again under the
-    same idempotency key is safe either way: it is stored once.
-    """
-
-
-class IdempotencyConflict(ValueError):
-    """An idempotency key already used for a different notification."""
-
-
-class CredentialRefused(PermissionError):
-    """The credential the publish was checked against no longer names its holder
-    (an API key revoked since it was last looked up): nothing was written."""
-
-
-class Credential(NamedTuple):
-    """A credential the publish script checks in its atomic step: the Redis key
-    that must still hold ``holder`` (app/web/auth/api_keys.py)."""
-
-    key: str
-    holder: str
-
-
-class Quota(NamedTuple):
-    """Rate limits the publish script counts in its atomic step, one request against
-    each: fixed windows, ``amounts[i]`` requests per ``windows[i]`` seconds, counted
-    under ``keys[i]`` (app/web/publish_quota.py)."""
-
-    keys: tuple
-    amounts: tuple
-    windows: tuple
-
-    def arguments(self):
-        """The limits' (amount, window) pairs, flat, as the scripts take them."""
-        return [value for pair in zip(self.amounts, self.windows, strict=True) for value in pair]
-
-
-class QuotaExceeded(RuntimeError):
-    """A rate limit of the publish's :class:`Quota` was past its amount: nothing was
-    written. ``index`` is that limit's position in the quota."""
-
-    def __init__(self, index):
-        super().__init__(f"rate limit {index} exceeded")
-        self.index = index
 
 
 class Bus:
