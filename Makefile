@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-dev setup-test run example example-adopt lint test-js test test-fast bench bench-compare clean
+.PHONY: setup setup-dev setup-test run example example-adopt lint test-js test test-cluster test-fast bench bench-compare clean
 
 setup:
 	@bin/setup
@@ -24,9 +24,23 @@ example-adopt: setup-dev
 	@$(PY) bin/example_adopt.py
 
 # ruff (pyproject.toml), then the browser client's unit tests in Node, then every Python
-# test in two processes (a file's tests stay together; PYTEST_ARGS="-n 0" runs them in one).
+# test in two processes (a file's tests stay together; PYTEST_ARGS="-n 0" runs them in one),
+# then again on a Redis Cluster (test-cluster).
 test: setup-test lint test-js
 	@$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory test-cluster
+
+# The same tests on a Redis Cluster (3 masters, 3 replicas, started by the tests on free
+# ports: tests/redis_cluster.py): unit, delivery, replay, fault, worker and client tests.
+# Not the browser's, Spark's, the fuzzers', the benchmarks' or the example host app's
+# (it keeps its own data in database 1 of Herald's redis-server): what they add does not
+# depend on the kind of Redis. tests/integration/cluster (a master killed) runs in both.
+CLUSTER_TESTS := tests/unit tests/integration/realtime tests/integration/clients \
+	tests/integration/workers tests/integration/webhooks tests/integration/digests \
+	tests/integration/users tests/integration/web tests/integration/ops tests/integration/outbox \
+	tests/integration/security tests/integration/test_stack.py
+test-cluster: setup-test
+	@HERALD_TEST_REDIS=cluster $(PY) -m pytest -n 2 --dist loadfile $(CLUSTER_TESTS) $(PYTEST_ARGS)
 
 lint: setup-dev
 	@.venv/bin/ruff check --quiet .

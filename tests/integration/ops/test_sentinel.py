@@ -47,6 +47,7 @@ def sentinel(redis_server, redis, tmp_path):
         server.stop()
 
 
+@pytest.mark.single_redis("a sentinel watches one redis-server's master, not a cluster's")
 def test_herald_runs_on_a_sentinel_url(sentinel, redis, tmp_path):
     accounts.create_user(redis, "ann", "ann-password")
     subscriptions.add(redis, "ann", ["news"], limit=10)
