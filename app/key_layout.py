@@ -74,6 +74,12 @@ def _migrate_when_back(client, first=1.0, most=30.0, sleep=time.sleep):
             wait = min(wait * 2, most)
 
 
+def prefix_moved(old_prefix, new_prefix):
+    """A rename for RENAMES: a name under ``old_prefix`` goes under ``new_prefix``, the
+    rest of it kept; any other name is not this one's (None)."""
+    return lambda old: new_prefix + old[len(old_prefix):] if old.startswith(old_prefix) else None
+
+
 def user_tag(user):
     """The hash tag of ``user``'s own keys: ``{u:<user>}``."""
     return "{u:" + user + "}"
