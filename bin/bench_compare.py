@@ -15,7 +15,10 @@ subscriptions, publishing), which starts REF's own web server and workers
 (``HERALD_SERVER_ROOT``), so that only the code under test differs, even
 across a change of layout (c573371 predates app/stream/). The harness may
 have learnt a setting since REF; an older REF ignores settings it does not
-know. The benches (each writes bench/results/<name>.json, read back here):
+know. A REF from before key layout 2 (app/key_layout.py) reads its users and
+subscriptions under names this tree's helpers no longer write: ``--ref-harness``
+runs its side with its own harness instead. The benches (each writes
+bench/results/<name>.json, read back here):
 
 - ``storm``: 5,000 herald.js clients, a web process killed and restarted
   (bench/storm.py);
@@ -143,10 +146,11 @@ def checkout(ref):
     return sha, tree
 
 
-def run(tree, name, log):
-    """Run bench ``name`` in ``tree``; its results JSON, or None when it failed."""
+def run(tree, name, log, harness=ROOT):
+    """Run bench ``name`` in ``tree``, with ``harness``'s bench/ and test helpers; its
+    results JSON, or None when it failed."""
     command, results, _figures = BENCHES[name]
-    path = ROOT / "bench" / "results" / f"{results}.json"
+    path = harness / "bench" / "results" / f"{results}.json"
     path.unlink(missing_ok=True)
     started = time.monotonic()
     with open(log, "a") as out:
@@ -156,7 +160,7 @@ def run(tree, name, log):
         # (tests/support.py starts them from HERALD_SERVER_ROOT; storm.js takes its herald.js).
         # (Set for the child by env(1): only app/settings reads the environment here.)
         done = subprocess.run(["env", f"HERALD_SERVER_ROOT={tree}",
-                               str(ROOT / ".venv" / "bin" / "python"), *command], cwd=ROOT,
+                               str(ROOT / ".venv" / "bin" / "python"), *command], cwd=harness,
                               stdout=out, stderr=subprocess.STDOUT, timeout=1800)
     print(f"  {name} on {tree.name if tree != ROOT else 'this tree'}: "
           f"{time.monotonic() - started:.0f} s{'' if done.returncode == 0 else ' (FAILED)'}",
@@ -204,6 +208,10 @@ def main():
     parser.add_argument("--only", default=",".join(BENCHES), help="benches to run, comma-separated")
     parser.add_argument("--tolerance", type=float, default=0.10,
                         help="a ratio this far the wrong way is marked worse")
+    parser.add_argument("--ref-harness", action="store_true",
+                        help="run REF's side with REF's own bench/ and test helpers: for a REF "
+                             "whose Redis keys this tree's helpers no longer write where it "
+                             "reads them (a REF before key layout 2, app/key_layout.py)")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n]
     unknown = sorted(set(names) - set(BENCHES))
@@ -220,7 +228,7 @@ def main():
         measured[name] = {"ref": [], "head": []}
         for _ in range(args.rounds):
             for side, tree in (("ref", ref_tree), ("head", ROOT)):
-                result = run(tree, name, log)
+                result = run(tree, name, log, tree if args.ref_harness else ROOT)
                 if result is not None:
                     measured[name][side].append(result)
     rows, worse = table(measured, args.tolerance)
