@@ -17,7 +17,8 @@ the cluster is away:
 
 Both through the seams redis-py offers: a subclass that overrides
 ``execute_command`` (every command and script goes through it) and wraps the
-``execute`` of the pipelines it makes; tests/unit/test_cluster_client.py fails
+``execute`` of the pipelines it makes, and whose ``ERRORS_ALLOW_RETRY`` leaves
+out a timeout (:class:`HeraldCluster`); tests/unit/test_cluster_client.py fails
 if redis-py changes what it raises.
 """
 import functools
@@ -49,7 +50,17 @@ def _translated(call):
 
 
 class HeraldCluster(RedisCluster):
-    """RedisCluster raising an unreachable cluster as redis.ConnectionError."""
+    """RedisCluster raising an unreachable cluster as redis.ConnectionError, and not
+    running again a command that timed out.
+
+    redis-py runs a command again after any error of ``ERRORS_ALLOW_RETRY`` (learning
+    the cluster's slots anew), a timeout among them. A command that timed out may have
+    run: a publish without an idempotency key would be stored twice. Here a timeout is
+    the caller's outage (503, retried under an idempotency key), as on one Redis; a
+    node that refused the connection, or a cluster reconfiguring, is still retried."""
+
+    ERRORS_ALLOW_RETRY = tuple(error for error in RedisCluster.ERRORS_ALLOW_RETRY
+                               if error is not redis.TimeoutError)
 
     def execute_command(self, *args, **kwargs):
         return _translated(super().execute_command)(*args, **kwargs)

@@ -40,3 +40,12 @@ def test_redis_py_still_says_so_as_this_module_reads_it():
 
 def test_a_programming_error_is_not_taken_for_an_outage():
     assert not unreachable(RedisClusterException("EVALSHA - all keys must map to the same key slot"))
+
+
+def test_a_command_that_timed_out_is_not_run_again():
+    """It may have run (a publish stored twice); redis-py retries what ERRORS_ALLOW_RETRY
+    lists, which this seam relies on, and a refused connection stays retried."""
+    from app.cluster_client import HeraldCluster
+    assert redis.TimeoutError in redis.cluster.RedisCluster.ERRORS_ALLOW_RETRY
+    assert redis.TimeoutError not in HeraldCluster.ERRORS_ALLOW_RETRY
+    assert redis.ConnectionError in HeraldCluster.ERRORS_ALLOW_RETRY
