@@ -17,7 +17,7 @@ from tests.helpers.archives import archived
 from tests.helpers.webhooks import LOOPBACK_ALLOWED, Receiver
 from tests.integration.workers.processes import WorkerProcesses
 from tests.redis_cluster import node_of
-from tests.support import wait_until
+from tests.support import wait_for, wait_until
 
 PROMPTLY = 5  # seconds: well under a webhook lease (10 s), the delay a restart meant
 
@@ -67,7 +67,10 @@ def test_the_webhook_worker_survives_its_stream_being_deleted(redis_server, redi
             assert_alive(worker)
             # One warning per delete, saying what happened.
             assert worker.output().count("herald:stream was deleted") == deletes
-            assert webhook_store.state(redis, endpoint["id"])["pending"] == 0
+            # The receiver records a delivery as it arrives; the worker takes it off the
+            # queue once the answer is back: waited for, not read at once.
+            wait_for(lambda: webhook_store.state(redis, endpoint["id"]), lambda s: s["pending"] == 0,
+                     timeout=PROMPTLY, message="the delivered notification off the queue")
     finally:
         receiver.stop()
 
