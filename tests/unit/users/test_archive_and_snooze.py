@@ -139,7 +139,7 @@ def test_the_archive_keeps_the_newest_ids_archived(redis, monkeypatch):
 
 
 def test_the_waker_outlives_redis_errors_and_bugs(redis, monkeypatch):
-    archive_and_snooze.snooze(redis, "ann", "3-0", later(1))
+    archive_and_snooze.snooze(redis, "ann", "3-0", later(1_000))  # due in a second: past any call's own delay
     calls, real = [], archive_and_snooze.wake_due
 
     def flaky(client):
