@@ -15,7 +15,7 @@ import redis
 
 from app.ops import processes
 from app.redis_client import connect, is_cluster
-from tests.support import RedisServer, free_port, wait_until
+from tests.support import RedisServer, crash, free_port, wait_until
 
 # HERALD_TEST_REDIS=cluster runs the whole suite on a cluster (``make test-cluster``).
 ON_CLUSTER = os.environ.get("HERALD_TEST_REDIS") == "cluster"
@@ -76,9 +76,7 @@ class Node:
             return client.info(section)
 
     def kill(self):
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
+        crash(self.process)
 
     def stop(self):
         processes.stop(self.process)

@@ -100,12 +100,17 @@ class RedisServer:
 
     def kill(self):
         """Stop abruptly (SIGKILL), as a crash would; start() brings it back with its data."""
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
+        crash(self.process)
 
     def stop(self):
         processes.stop(self.process)
+
+
+def crash(process):
+    """SIGKILL ``process`` (if it still runs) and reap it, as a crash would end it."""
+    if process and process.poll() is None:
+        process.kill()
+        process.wait(10)
 
 
 def _pings(client):
