@@ -30,9 +30,9 @@
  * it is (as Turbo's `data-turbo-permanent`).
  *
  * A page that renders its records into the HTML can render with them the
- * Herald stream id they are as of (the host app's outbox knows it), and then
+ * Herald cursor they are as of (the host app's outbox knows it), and then
  * `Herald.sync(records, 'board.record', {since: cursor})`: once subscribed,
- * the client reads what was published under the prefix after that id over
+ * the client reads what was published under the prefix after that cursor over
  * REST, so a change made between the render and the subscription is not lost.
  *
  * One file, no build step, served by Herald at /client/herald.js with
@@ -44,15 +44,21 @@
  * `listenTo` it); otherwise a minimal emitter with `on`, `once`, `off` and
  * `trigger`.
  *
- * Delivery. Every notification is triggered once, in id order, as
- * `notification` and `notification:<topic>`. The client keeps a cursor, the
- * newest notification id it has seen, and reconnects with it as `last_id`,
- * so the server replays exactly what was missed; anything at or below the
- * cursor is a duplicate and is dropped. After the replay the server says how
- * it went (`replayed`); when it could not recover everything (history no
- * longer reaches back that far, or the stream was recreated since) the
- * client starts its cursor again, passes `reset` on and, with the `snapshot`
- * or `load` option, reloads over REST.
+ * Delivery. Every notification is triggered once, in id order (with a
+ * sharded history, within each shard), as `notification` and
+ * `notification:<topic>`. The client keeps a cursor of where it is in the
+ * history and reconnects with it as `last_id`, so the server replays exactly
+ * what was missed; anything at or below the cursor is a duplicate and is
+ * dropped. The cursor is opaque: a string the server gives (`replayed`,
+ * REST's `last_id`) and takes back. With one history shard it is the newest
+ * notification id seen ("<ms>-<seq>"); with a sharded history
+ * (STREAM_SHARDS=N) it is one position per shard, "<id0>_<id1>_...", and a
+ * notification (id "<ms>-<seq>-<k>" in shard k > 0) moves only its shard's
+ * position. After the replay the server says how it went (`replayed`); when
+ * it could not recover everything (history no longer reaches back that far,
+ * the stream was recreated since, or the cursor was of another form: a single
+ * id, another number of shards) the client starts its cursor again, passes
+ * `reset` on and, with the `snapshot` or `load` option, reloads over REST.
  *
  * Events: `notification`, `notification:<topic>`, `snapshot` (a list, oldest
  * first), `connection` ('connecting', 'connected', 'reconnecting', 'offline'),
@@ -235,11 +241,13 @@
 
   // ---- Ids and the cursor ----------------------------------------------------
 
-  // Compare two notification ids ("<ms>-<seq>", no leading zeros): -1, 0 or 1.
-  // Compared as digit strings, so ids past 2^53 still compare exactly.
+  // Compare two notification ids: -1, 0 or 1. An id is "<ms>-<seq>", and with a
+  // sharded history "<ms>-<seq>-<k>" in shard k > 0 (no leading zeros); ids sort
+  // by (ms, seq, shard): "5-1" < "5-1-2". Compared as digit strings, so ids past
+  // 2^53 still compare exactly. (Ids, not cursors: see Cursor for those.)
   function compareIds(a, b) {
     var x = String(a).split('-'), y = String(b).split('-');
-    for (var i = 0; i < 2; i++) {
+    for (var i = 0; i < 3; i++) {
       var p = x[i] || '0', q = y[i] || '0';
       if (p.length !== q.length) return p.length < q.length ? -1 : 1;
       if (p !== q) return p < q ? -1 : 1;
@@ -247,7 +255,16 @@
     return 0;
   }
 
-  // The newest notification id seen; kept in localStorage under `key`, when given.
+  var SHARDS = '_';  // joins a sharded cursor's positions
+
+  // Where the client is in the history, passed back as `last_id`; opaque to
+  // pages. With one shard it is the newest notification id seen ("<ms>-<seq>");
+  // with a sharded history, one position per shard, "<id0>_<id1>_..." (each a
+  // plain "<ms>-<seq>", "0-0" for the start), as the server gives it in
+  // `replayed` and REST's `last_id`; a notification of shard k moves position k
+  // only. It may also hold a single id where a page gave one (`lastId`): the
+  // server then answers `recovered: false` with a full cursor. Kept in
+  // localStorage under `key`, when given.
   function Cursor(key, start) {
     this.key = key;
     this.value = null;
@@ -259,24 +276,60 @@
     try { return root.localStorage.getItem(this.key); } catch (e) { return null; }
   };
 
-  // Move forward to `id`; never back. True when it moved.
-  Cursor.prototype.advance = function (id) {
-    if (!id || (this.value && compareIds(id, this.value) <= 0)) return false;
-    this.value = id;
+  // What `x` (a notification id, or a whole cursor) moves the cursor to: a new
+  // value, `true` when it is news that moves nothing, or null when it is not news.
+  Cursor.prototype._next = function (x) {
+    var value = this.value, sharded = value && value.indexOf(SHARDS) >= 0;
+    if (x.indexOf(SHARDS) >= 0) {
+      var theirs = x.split(SHARDS), ours = sharded ? value.split(SHARDS) : [];
+      if (ours.length !== theirs.length) return x;  // none, a single id, or another number of shards
+      var moved = false;
+      for (var i = 0; i < ours.length; i++) {
+        if (compareIds(theirs[i], ours[i]) > 0) {
+          ours[i] = theirs[i];
+          moved = true;
+        }
+      }
+      return moved ? ours.join(SHARDS) : null;
+    }
+    if (!sharded) return !value || compareIds(x, value) > 0 ? x : null;
+    // A notification id, "<ms>-<seq>[-<k>]": its shard's position only.
+    var parts = x.split('-'), positions = value.split(SHARDS), shard = Number(parts[2] || 0);
+    if (!(shard < positions.length)) return true;  // a shard we know no position of: news all the same
+    var position = parts[0] + '-' + (parts[1] || '0');
+    if (compareIds(position, positions[shard]) <= 0) return null;
+    positions[shard] = position;
+    return positions.join(SHARDS);
+  };
+
+  // Move forward to `x` (a notification id, or a cursor from the server); never
+  // back. True when it moved (or `x` is news all the same): false means seen already.
+  Cursor.prototype.advance = function (x) {
+    if (!x) return false;
+    var next = this._next(String(x));
+    if (next === null) return false;
+    if (next === true) return true;
+    this.value = next;
     if (this.key) {
-      try { root.localStorage.setItem(this.key, id); } catch (e) { /* private mode, full */ }
+      try { root.localStorage.setItem(this.key, next); } catch (e) { /* private mode, full */ }
     }
     return true;
   };
 
-  // Start again from `id` (a recreated stream's ids may be older than ours).
-  Cursor.prototype.restart = function (id) {
+  // Start again from `x` (a recreated stream's ids may be older than ours).
+  Cursor.prototype.restart = function (x) {
     this.value = null;
     if (this.key) {
       try { root.localStorage.removeItem(this.key); } catch (e) { /* private mode */ }
     }
-    this.advance(id);
+    this.advance(x);
   };
+
+  // True when cursor `next` is past cursor `after` (in any shard): a read from
+  // `after` that ended at `next` got somewhere.
+  function movedOn(after, next) {
+    return new Cursor(null, after).advance(next);
+  }
 
   // True when one of the subscription prefixes `topics` covers `prefix`.
   function covers(topics, prefix) {
@@ -1238,6 +1291,8 @@
     function apply(action, record, at) {
       var id = record[idAttribute];
       if (id == null) return;
+      // (Notification ids. Those of one shard compare exactly; a prefix's public
+      // and private ones may be in two shards, which compare by time.)
       if (touched && at) {
         if (touched[id] && compareIds(at, touched[id]) <= 0) return;  // older than one applied
         touched[id] = at;
@@ -1337,8 +1392,9 @@
     }
 
     // The catch-up: what was published under the prefix after `since` (the
-    // page's records are as of that id), read over REST page by page, oldest
-    // first, and applied like live notifications. Live ones that come
+    // page's records are as of that cursor), read over REST page by page, oldest
+    // first (each page from the cursor the one before ended at, while it moves),
+    // and applied like live notifications. Live ones that come
     // meanwhile are applied as they come; versions (and `touched`) keep the
     // newer of the two. A failure that may pass (no answer, 5xx, 429) is read
     // again after a backoff, a few times; then, or at once for any other, the
@@ -1355,7 +1411,7 @@
             pages++;
             backoff.reset();
             var next = reply && reply.last_id;
-            if (list.length < CATCH_UP_LIMIT || !next || compareIds(next, after) <= 0) return;
+            if (list.length < CATCH_UP_LIMIT || !next || !movedOn(after, next)) return;
             if (pages >= CATCH_UP_PAGES) {
               var error = new Error('Herald.sync: more than ' + CATCH_UP_PAGES * CATCH_UP_LIMIT +
                                     ' changes to catch up on under ' + prefix);
@@ -1437,7 +1493,8 @@
     // one), user (for the stored cursor; a JWT's `sub` by default), topics (to
     // subscribe to on every connect), snapshot (N: load the newest N over REST
     // first, and again after a reset), readState (fetch it on every connect),
-    // remember (keep the cursor in localStorage), lastId, dispatcher, transports,
+    // remember (keep the cursor in localStorage), lastId (a cursor, or a single
+    // notification id, to start from), dispatcher, transports,
     // reconnectionDelay and reconnectionDelayMax (ms: the first and the widest
     // window a reconnect's delay is drawn from; 500 and 5000), domEvents (false:
     // no `herald:<topic>` DOM events), socketIoUrl (where socket.io-client is
@@ -1521,11 +1578,12 @@
     // `sync:error`. A store with batch(fn), as Herald.Store, gets a fetch and
     // each page of a catch-up as one batch (one `update`).
     //
-    // {since: id}: the collection holds the records as of that notification id
-    // (a page rendered them, with the cursor its host app gave; null or left
-    // out: as without it). Once the subscription is live, everything published
+    // {since: cursor}: the collection holds the records as of that cursor (a
+    // notification id, or with a sharded history a per-shard cursor: a page
+    // rendered them, with the cursor its host app gave; null or left out: as
+    // without it). Once the subscription is live, everything published
     // under the prefix after it is read over REST (GET /api/notifications
-    // ?after=id&topic=prefix&kind=all, 1000 a page, at most 20 pages) and
+    // ?after=cursor&topic=prefix&kind=all, 1000 a page, at most 20 pages) and
     // applied like live notifications, which keep coming meanwhile (the newer
     // version, or for records without one the newer notification, wins). With
     // {fetch: true} too, this comes instead of the first fetch. A read that

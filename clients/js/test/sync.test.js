@@ -485,3 +485,59 @@ test('no since (null or left out): no REST read at all; a since: one read', asyn
   await flush();
   assert.equal(fetch.requests.length, 1);
 });
+
+// With a sharded history the page's `since` and REST's `last_id` are per-shard
+// cursors ("<id0>_<id1>_<id2>"), and ids carry their shard ("<ms>-<seq>-<k>").
+test('since: a sharded cursor is read on from each page\'s last_id while it moves', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection();
+  const since = '1700000000000-0_0-0_1700000000000-0';
+  env.Herald.sync(records, 'board', {since});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  assert.deepEqual(fetch.requests[0].params, {after: since, topic: 'board', kind: 'all', limit: '1000'});
+  const full = [];
+  for (let i = 1; i <= 1000; i++) {
+    full.push({...change(1700000000000 + i, 'board.created', {id: i, version: 1}), id: (1700000000000 + i) + '-0-2'});
+  }
+  // The cursor moved in shard 2 only: no single id of it compares past `since` by its first part.
+  const moved = '1700000000000-0_0-0_1700000001000-0';
+  fetch.requests[0].answer({notifications: full, last_id: moved, next_before: null});
+  await flush();
+  assert.equal(records.length, 1000);
+  assert.equal(fetch.requests.length, 2, 'the cursor moved: read on');
+  assert.deepEqual(fetch.requests[1].params, {after: moved, topic: 'board', kind: 'all', limit: '1000'});
+  // A full page that leaves the cursor where it was ends the catch-up (no endless loop).
+  fetch.requests[1].answer({notifications: full, last_id: moved, next_before: null});
+  await flush();
+  assert.equal(fetch.requests.length, 2);
+});
+
+test('since: a single id read on from a sharded last_id (another form: moved)', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  env.Herald.sync(new Backbone.Collection(), 'board', {since: SINCE});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  const full = [];
+  for (let i = 1; i <= 1000; i++) full.push(change(1700000000000 + i, 'board.created', {id: i, version: 1}));
+  fetch.requests[0].answer({notifications: full, last_id: '1700000001000-0_0-0', next_before: null});
+  await flush();
+  assert.equal(fetch.requests.length, 2);
+  assert.equal(fetch.requests[1].params.after, '1700000001000-0_0-0');
+});
+
+test('since: with sharded ids, a catch-up change older than a live one is not applied', async () => {
+  const {env, socket, fetch} = await liveWithRest();
+  const records = new Backbone.Collection([{id: 1, name: 'rendered'}]);
+  env.Herald.sync(records, 'board', {since: '1700000000000-0_1700000000000-0'});
+  await answer(socket, 'subscribe', ['board']);
+  await flush();
+  socket.fire('replayed', {recovered: true, count: 0, last_id: '1700000000000-0_1700000000000-0'});
+  socket.fire('notification', {...change(1700000000500, 'board.updated', {id: 1, name: 'live'}), id: '1700000000500-0-1'});
+  fetch.requests[0].answer(page([
+    {...change(1700000000100, 'board.updated', {id: 1, name: 'older'}), id: '1700000000100-0-1'},
+    {...change(1700000000500, 'board.updated', {id: 1, name: 'live'}), id: '1700000000500-0-1'}
+  ]));
+  await flush();
+  assert.equal(records.get(1).get('name'), 'live');
+});
