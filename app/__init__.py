@@ -21,6 +21,7 @@ def create_app(config=None):
     from app.ops import logs
     from app.ops.probes import bp as ops_bp
     from app.settings import ROOT, Config
+    from app.stream import shards
     from app.web import client_files, extensions, i18n, json_body, rate_limits, security
     from app.web.api import bp as api_bp
     from app.web.auth import bp as auth_bp
@@ -33,6 +34,9 @@ def create_app(config=None):
     app.config.from_object(config)
     json_body.init_app(app)
     logs.configure()
+    # The history's shards (STREAM_SHARDS), one number for the whole process: every
+    # reader and writer of the history asks app.stream.shards.configured().
+    shards.use(app.config.get("STREAM_SHARDS", 1))
 
     built = services.build(app.config)
     services.install(app, built)

@@ -32,6 +32,8 @@ from app.key_layout import connect
 from app.ops.metrics import HeraldCollector, register
 from app.ops.web_figures import Figures, keep_snapshots, process_label
 from app.realtime.batched_reads import BatchedReads
+from app.realtime.lanes import Followers, ShardedSeam
+from app.realtime.lanes import build as build_lanes
 from app.realtime.lifecycle import Lifecycle
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.origins import origin_check
@@ -47,8 +49,9 @@ from app.realtime.storm import ConnectBounds
 from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
 from app.spark.launcher import Runs
-from app.stream.follow import LiveFollower
+from app.stream.follow import ControlFollower, LiveFollower
 from app.stream.publish import Bus, durability
+from app.stream.shards import configured as configured_shards
 from app.stream.topics import TopicCounts
 from app.users import archive_and_snooze
 from app.web.auth.api_keys import KnownKeys
@@ -145,9 +148,7 @@ def build(config):
                            config["REPLAY_CONCURRENCY"], config["REPLAY_QUEUE"],
                            sio.eio.create_event,
                            sessions_per_address=config["MAX_SESSIONS_PER_ADDRESS"])
-    recent = Recent(min(MAX_ENTRIES, config["HISTORY_MAX"]))
-    follower = live_follower(client, config["REDIS_URL"], recent)
-    seam = ReplaySeam(follower, recent)
+    follower, seam, lanes = _following(client, config)
     watch = RedisWatch(sio, follower)
     streams = StreamHub(config["SLOW_CLIENT_MAX_QUEUE"], presence)
     # A connect's reads (its user, its subscriptions) go to Redis with those of every
@@ -159,7 +160,7 @@ def build(config):
         seam, marks=ReadMarks(client, sio.start_background_task, sio.eio.create_event),
         lifecycle=lifecycle, connect_reads=connect_reads, redis_watch=watch)
     sio.register_namespace(namespace)
-    relay = Relay(sio, follower, seam, namespace, streams, watch)
+    relay = Relay(sio, follower, seam, namespace, streams, watch, lanes)
     # The pages' reads: their own small pool with short timeouts, so that a slow
     # Redis shows a page's error at once, not a request held (app/web/pages/routes.py).
     page_redis = connect(config["REDIS_URL"], socket_timeout=PAGE_REDIS_TIMEOUT,
@@ -176,12 +177,28 @@ def build(config):
     return built
 
 
-def live_follower(client, redis_url, recent):
-    """The relay's follower of herald:live. Where it starts, ``recent`` (the window
-    replays read) is filled back from the stream up to that position (one read), so
-    that it is complete from there on."""
-    return LiveFollower(client, redis_url, name="relay",
+def live_follower(client, redis_url, recent, shard=None):
+    """The relay's follower of herald:live (of ``shard``'s channel, with a sharded
+    history). Where it starts, ``recent`` (the window replays read) is filled back from
+    the stream up to that position (one read), so that it is complete from there on."""
+    name = "relay" if shard is None or not shard.sharded else f"relay.{shard.index}"
+    return LiveFollower(client, redis_url, name=name, shard=shard,
                         on_start=functools.partial(recent.backfill, client))
+
+
+def _following(client, config):
+    """``(follower, seam, lanes)`` of the relay: one follower, window and seam (lanes
+    None); or with a sharded history (STREAM_SHARDS > 1), a lane of the three per shard
+    and herald:control followed on its own (app/realtime/lanes.py)."""
+    shards, entries = configured_shards(), min(MAX_ENTRIES, config["HISTORY_MAX"])
+    if shards.count == 1:
+        recent = Recent(entries)
+        follower = live_follower(client, config["REDIS_URL"], recent)
+        return follower, ReplaySeam(follower, recent), None
+    lanes = build_lanes(shards, entries, lambda shard, recent: live_follower(
+        client, config["REDIS_URL"], recent, shard))
+    followers = Followers(shards, lanes, ControlFollower(config["REDIS_URL"]))
+    return followers, ShardedSeam(shards, lanes, followers), lanes
 
 
 def install(app, services):

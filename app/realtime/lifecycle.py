@@ -25,6 +25,8 @@ module knows neither. It keeps no state per connection: each transport keeps
 the address, the turn and the key with the rest of its connection's state.
 """
 from app.realtime import replay
+from app.realtime.lanes import ShardedSeam
+from app.stream import state
 from app.stream.envelope import restrict
 from app.users import subscriptions
 
@@ -69,9 +71,19 @@ class Lifecycle:
         return self.seam.follower.position
 
     def replay(self, client, key, user, topics, last_id, go_live, gone, **options):
-        """Step 5: replay.steps for ``key``, held since :meth:`hold`."""
+        """Step 5: replay.steps for ``key``, held since :meth:`hold` (sharded_replay.steps
+        with a sharded history: lanes.py)."""
+        if isinstance(self.seam, ShardedSeam):
+            return self.seam.steps(client, key, user, topics, last_id, go_live, gone, **options)
         return replay.steps(client, self.seam, key, user, topics, last_id, go_live, gone=gone,
                             **options)
+
+    def stream_info(self, client):
+        """What a replay reads of the history's state first (its ``info``), read once for
+        the replays of a moment: the stream's, or each shard's."""
+        if isinstance(self.seam, ShardedSeam):
+            return self.seam.stream_info(client)
+        return state.stream_info(client)
 
     def replayed(self, key, turn):
         """Step 5 is over (done, cut short or failed): the turn is the next one's, and

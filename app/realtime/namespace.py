@@ -44,7 +44,6 @@ from app.realtime.storm import Busy
 from app.realtime.topic_rooms import TopicRooms
 from app.realtime.wire.admission import opened as handshake_opened
 from app.redis_client import UNAVAILABLE
-from app.stream import state
 from app.stream.envelope import EnvelopeError, check_cursor
 from app.web.auth import tokens
 
@@ -175,7 +174,7 @@ class NotificationsNamespace(socketio.Namespace):
     def _stream_info(self):
         """The stream's state, read once for all the replays starting at this moment
         (a storm's thousands each needed it: a tenth of the restarted process's time)."""
-        return self.connect_reads.shared("stream_info", state.stream_info)
+        return self.connect_reads.shared("stream_info", self.lifecycle.stream_info)
 
     def _say_live(self, sid, position):
         """Tell a connection without ``last_id`` where it went live: every

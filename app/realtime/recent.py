@@ -27,7 +27,8 @@ import bisect
 import threading
 
 from app.stream.envelope import id_key, with_id
-from app.stream.keys import STREAM
+from app.stream.shards import configured as configured_shards
+from app.stream.shards import stream_id
 
 MAX_ENTRIES = 10_000
 MAX_BYTES = 8 * 1024 * 1024
@@ -49,7 +50,10 @@ class Recent:
     """The window; ``keys[i]`` (an id key) belongs to ``entries[i]`` =
     ``(id, topic, owner, text)``, both in id order from ``start``."""
 
-    def __init__(self, max_entries=MAX_ENTRIES, max_bytes=MAX_BYTES):
+    def __init__(self, max_entries=MAX_ENTRIES, max_bytes=MAX_BYTES, shard=None):
+        """``shard``: the app.stream.shards.Shard whose notifications it keeps (the
+        first, by default)."""
+        self.shard = shard if shard is not None else configured_shards()[0]
         self.max_entries = max(0, max_entries)
         self.max_bytes = max_bytes
         self.keys = []
@@ -84,14 +88,14 @@ class Recent:
         self.begin(position)
         if not position or self.max_entries <= 0:
             return
-        rows = client.xrevrange(STREAM, max=position, count=self.max_entries)
+        rows = client.xrevrange(self.shard.stream, max=stream_id(position), count=self.max_entries)
         rows.reverse()
         if len(rows) == self.max_entries:  # more may precede them: complete after the first
             self.since = id_key(rows[0][0])
         else:
             self.since = (0, 0)
         for entry_id, fields in rows:
-            entry_id = entry_id.decode()
+            entry_id = self.shard.public(entry_id)
             text = with_id(fields[b"envelope"], entry_id).decode()
             self._add(id_key(entry_id), entry_id, fields[b"topic"].decode(),
                       fields.get(b"user", b"").decode() or None, text)
@@ -175,14 +179,14 @@ class Recent:
         script = self._ids_script[1]
         low, high = self.keys[self.start], min(self.keys[-1], deleted)
         began = self.began
-        held, start, last = set(), self.entries[self.start][0], f"{high[0]}-{high[1]}"
+        held, start, last = set(), stream_id(self.entries[self.start][0]), f"{high[0]}-{high[1]}"
         while True:
-            ids = [i.decode() if isinstance(i, bytes) else i
-                   for i in script(keys=[STREAM], args=[start, last, IDS_CHUNK])]
+            ids = [self.shard.public(i)
+                   for i in script(keys=[self.shard.stream], args=[start, last, IDS_CHUNK])]
             held.update(ids)
             if len(ids) < IDS_CHUNK:
                 break
-            start = "(" + ids[-1]
+            start = "(" + stream_id(ids[-1])
         if self.began != began:  # begun again meanwhile (another stream): not this one's
             return
         # No I/O from here on. The relay may have added entries meanwhile (all newer than

@@ -17,11 +17,16 @@ notifications (recent.py), from which replays read and held connections are
 handed what came meanwhile (seam.py); a connection whose replay ran ahead of
 the relay skips, up to its floor, what the replay already sent.
 
+With a sharded history (STREAM_SHARDS > 1) there is a follower per shard, each with
+its own window and seam (lanes.py), and herald:control is followed on its own; each
+lane's deliveries are fanned out as they come, with that lane's window and floors.
+
 Beside it runs the :class:`~app.realtime.redis_watch.RedisWatch`, which tells
 the browsers when this process loses and regains Redis (``status``): a
 paused Redis leaves the subscription open and silent, so the follower alone
 would never notice. It costs nothing per notification.
 """
+import functools
 import time
 
 import orjson
@@ -30,6 +35,7 @@ from app.ops.histogram import LAG_BUCKETS, Histogram
 from app.realtime import presence, rooms
 from app.stream import control
 from app.stream.envelope import id_key
+from app.stream.shards import configured as configured_shards
 
 # Seconds a REST publish waits, at most, for this process's relay to fan its notification
 # out before answering (Relay.reached).
@@ -39,12 +45,15 @@ REACHED_WAIT = 0.005
 class Relay:
     """Moves notifications from Redis to Socket.IO rooms, missing none."""
 
-    def __init__(self, sio, follower, seam, namespace, streams, watch):
+    def __init__(self, sio, follower, seam, namespace, streams, watch, lanes=None):
         """``sio``: the HeraldServer; ``follower``: the LiveFollower of herald:live it
         fans out from (made to fill ``seam``'s window where it starts: services.py);
         ``seam``: the ReplaySeam whose held connections keep what is delivered;
         ``namespace`` and ``streams`` (the StreamHub of SSE): where control messages
-        apply; ``watch``: the RedisWatch it runs beside the follower."""
+        apply; ``watch``: the RedisWatch it runs beside the follower. With ``lanes``
+        (a sharded history: lanes.py), ``follower`` is their lanes.Followers, whose
+        ``control`` (a follow.ControlFollower) follows herald:control."""
+        self.lanes = lanes
         self.sio = sio
         self.follower = follower
         self.seam = seam
@@ -59,8 +68,9 @@ class Relay:
         self.running = False
         self.delivered = 0
         self.lag = Histogram(LAG_BUCKETS)  # publish (the id's time) to fan-out, per batch
-        self.fanned_out = None  # the id key of the newest notification fanned out
-        self.waiters = []  # (id key, event) of publishes waiting for theirs (reached)
+        # Per shard (its index), the id key of the newest notification fanned out.
+        self.fanned_out = {}
+        self.waiters = []  # (shard, id key, event) of publishes waiting for theirs (reached)
         # Whether Redis answers, told to the browsers; the namespace tells new connections.
         self.watch = watch
 
@@ -68,12 +78,23 @@ class Relay:
         """Start relaying in a background greenlet (or thread, outside gevent)."""
         if not self.running:
             self.running = True
-            self.sio.start_background_task(self.follower.run, lambda: self.running, *self.handlers())
-            self.sio.start_background_task(self.watch.run, lambda: self.running)
+            running = lambda: self.running  # noqa: E731
+            if self.lanes is None:
+                self.sio.start_background_task(self.follower.run, running, *self.handlers())
+            else:
+                for lane in self.lanes:
+                    self.sio.start_background_task(lane.follower.run, running,
+                                                   *self.handlers(lane))
+                self.sio.start_background_task(self.follower.control.run, running, self.control)
+            self.sio.start_background_task(self.watch.run, running)
 
-    def handlers(self):
-        """What the follower hands notifications and control messages to (LiveFollower.hand_to)."""
-        return self.deliver, self.control, self.deliver_many
+    def handlers(self, lane=None):
+        """What the follower (of ``lane``, if given) hands notifications and control
+        messages to (LiveFollower.hand_to)."""
+        if lane is None:
+            return self.deliver, self.control, self.deliver_many
+        deliver_many = functools.partial(self.deliver_many, lane=lane)
+        return (lambda envelope, raw=None: deliver_many([(envelope, raw)])), None, deliver_many
 
     def stop(self):
         self.running = False
@@ -118,13 +139,16 @@ class Relay:
         Only one publish waits at a time: with others already waiting (a stream
         of publishes) it answers at once, as waiting would only cost it.
         """
-        key = id_key(entry_id)
-        if not self.running or (self.fanned_out is not None and key <= self.fanned_out):
+        key, shard = id_key(entry_id), 0
+        if self.lanes is not None:
+            shard = configured_shards().locate(entry_id)[0].index
+        fanned_out = self.fanned_out.get(shard)
+        if not self.running or (fanned_out is not None and key <= fanned_out):
             return self.running
         if self.waiters:  # publishes in a stream: the relay is busy anyway, and the
             return False  # answers' waits would only cost them (bench/rest_publish.py)
         event = self.sio.eio.create_event()
-        waiter = (key, event)
+        waiter = (shard, key, event)
         self.waiters.append(waiter)
         try:
             return event.wait(within)
@@ -138,11 +162,12 @@ class Relay:
         """
         self.deliver_many([(envelope, raw)])
 
-    def deliver_many(self, pairs):
-        """:meth:`deliver` for several ``(envelope, raw)`` in id order, fanned out together."""
+    def deliver_many(self, pairs, lane=None):
+        """:meth:`deliver` for several ``(envelope, raw)`` in id order, fanned out together
+        (from ``lane``'s shard, with a sharded history)."""
         batch = []
         streamed = [] if self.streams else None
-        seam = self.seam
+        seam = self.seam if lane is None else lane.seam
         recent = seam.recent
         for envelope, raw in pairs:
             key = id_key(envelope["id"])
@@ -160,9 +185,10 @@ class Relay:
         if streamed:
             self.streams.deliver(streamed)
         self.delivered += len(batch)
-        self.fanned_out = key
-        for waiting, event in self.waiters:
-            if waiting <= key:
+        shard = 0 if lane is None else lane.shard.index
+        self.fanned_out[shard] = key
+        for in_shard, waiting, event in self.waiters:
+            if in_shard == shard and waiting <= key:
                 event.set()
         published_ms = id_key(pairs[0][0]["id"])[0]
         self.lag.observe(max(0.0, time.time() - published_ms / 1000))

@@ -18,6 +18,11 @@ A stream whose client does not keep up, with ``max_queue`` notifications
 waiting, is ended, as Socket.IO sheds a slow client: its client reconnects
 with ``Last-Event-ID`` and is replayed what it missed. So is one whose
 direct write failed (the peer is gone).
+
+With a sharded history (app/stream/shards.py) an event's ``id`` is not the
+notification's id but the stream's cursor after it (one position per shard), as
+``Last-Event-ID`` must carry back: each stream keeps its own (``cursor``), and its
+events are built for it alone.
 """
 import itertools
 import queue
@@ -27,6 +32,7 @@ import orjson
 from app.realtime import rooms
 from app.realtime.wire.sse_writer import frame
 from app.stream.envelope import id_key, restrict
+from app.stream.shards import configured as configured_shards
 
 END = object()  # queued to end a stream
 
@@ -39,6 +45,16 @@ def notification(entry_id, text):
     return b"id: " + entry_id.encode() + b"\ndata: " + text + b"\n\n"
 
 
+def cursor_event(stream, entry_id, text):
+    """:func:`notification` for ``stream``: its id the stream's cursor after it, with a
+    sharded history (``stream.cursor`` set), else the notification's own."""
+    if stream.cursor is None:
+        return notification(entry_id, text)
+    shards = configured_shards()
+    stream.cursor = shards.advance(stream.cursor, entry_id)
+    return notification(shards.format(stream.cursor), text)
+
+
 def event(name, payload):
     """One named event (``name``: bytes), its data the payload's JSON."""
     return b"event: " + name + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
@@ -49,11 +65,13 @@ class Stream:
 
     ``direct``: its DirectEvents (or None: written by its greenlet alone);
     ``idle``: its greenlet waits on the empty queue (set by that greenlet);
-    ``expires_ms``: nothing published after this (UNIX ms) is written to it.
+    ``expires_ms``: nothing published after this (UNIX ms) is written to it;
+    ``cursor``: with a sharded history, its positions (app/stream/shards.py) as of the
+    last event it was given, else None.
     """
 
     __slots__ = ("key", "user", "topics", "limit", "queue", "ended", "direct", "idle",
-                 "expires_ms")
+                 "expires_ms", "cursor")
 
     def __init__(self, key, user, topics, limit, max_queue, direct=None, expires=None):
         self.key = key
@@ -65,6 +83,7 @@ class Stream:
         self.direct = direct
         self.idle = False
         self.expires_ms = None if expires is None else expires * 1000
+        self.cursor = None
 
     def rooms(self):
         return [rooms.user_room(self.user)] + [rooms.topic_room(t) for t in self.topics]
@@ -171,7 +190,10 @@ class StreamHub:
         chunked = direct.handler.response_use_chunked
         wanted = (tuple(indexes), chunked)
         data = frames.get(wanted)
-        if data is None:
+        if stream.cursor is not None:  # its own ids: built for it alone
+            data = frame(b"".join(cursor_event(stream, batch[i][1], batch[i][2])
+                                  for i in indexes), chunked)
+        elif data is None:
             data = frames[wanted] = frame(
                 b"".join(notification(batch[i][1], batch[i][2]) for i in indexes), chunked)
         writer = direct.writer

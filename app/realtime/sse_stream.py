@@ -20,12 +20,13 @@ import queue
 import random
 import time
 
-from app.realtime.sse_hub import END, Stream, event, notification
+from app.realtime.sse_hub import END, Stream, cursor_event, event
 from app.realtime.storm import BUSY
 from app.realtime.wire.admission import opened as handshake_opened
 from app.realtime.wire.sse_writer import DirectEvents
 from app.redis_client import UNAVAILABLE
 from app.stream.envelope import id_key
+from app.stream.shards import configured as configured_shards
 
 log = logging.getLogger(__name__)
 EXPIRED = ("the token this stream was opened with has expired; open it again with a "
@@ -79,10 +80,11 @@ def _open(lifecycle, hub, client, who, last_id, environ, heartbeat, pause, leave
                     who.expires)
     # From here, what the relay delivers for this stream is kept: held while
     # history is read, queued once live.
-    position = None
+    position = lifecycle.position()  # where it goes live, or is held from (no I/O between)
+    if configured_shards().count > 1:
+        opened.cursor = configured_shards().parse(position)[0]
     if last_id is None:
         hub.open(opened)
-        position = lifecycle.position()
     else:
         lifecycle.hold(opened.key, who.name, topics, who.topics)
     handshake_opened(environ)  # it is open: the server may open the next connection
@@ -178,7 +180,7 @@ def _live(opened, heartbeat, expires):
         chunk = []
         while item is not END:
             if expires is None or id_key(item[0])[0] <= expires * 1000:
-                chunk.append(notification(*item))
+                chunk.append(cursor_event(opened, *item))
             try:
                 item = opened.queue.get_nowait()
             except queue.Empty:
@@ -197,11 +199,18 @@ def _replay(lifecycle, hub, client, opened, last_id, pause=lambda: None):
         opened.topics = list(topics)  # not in the hub yet: nothing else changes it
         hub.open(opened)
 
+    if opened.cursor is not None:  # sharded: the ids are cursors from the client's on
+        shards = configured_shards()
+        positions, exact = shards.parse(last_id)
+        if exact:  # else a reset comes first, and the replay goes on from where it was held
+            opened.cursor = positions
     for name, payload in lifecycle.replay(client, opened.key, opened.user, opened.topics,
                                           last_id, go_live,
                                           gone=lambda: opened.ended is not None):
         if name == "notifications":  # their JSON as the relay delivered it
-            yield b"".join(notification(entry_id, text) for entry_id, text in payload)
+            yield b"".join(cursor_event(opened, entry_id, text) for entry_id, text in payload)
         else:
+            if name == "replayed" and opened.cursor is not None:
+                opened.cursor = shards.parse(payload["last_id"])[0]
             yield event(name.encode(), payload)
         pause()

@@ -35,6 +35,7 @@ SETTINGS = _declare(
     S("CHIRP_PORT", "whole", 5002, 1, 65535),
     # The web app
     S("SECRET_KEY", "text", ""), S("TOKEN_TTL", "whole", 3600), S("HISTORY_MAX", "whole", 100_000),
+    S("STREAM_SHARDS", "whole", 1, 1, 64),
     S("PUBLISH_REPLICAS", "whole", 0, 0, 16), S("PUBLISH_REPLICA_TIMEOUT", "seconds", 0.5, 0.001, 30),
     S("MAX_SUBSCRIPTIONS", "whole", 100), S("SLOW_CLIENT_MAX_QUEUE", "whole", 1000),
     S("CLIENT_MESSAGE_RATE", "whole", 20), S("CLIENT_MESSAGE_BURST", "whole", 100),

@@ -8,6 +8,8 @@ ZeroMQ bridge down with it).
 import re
 from urllib.parse import urlsplit
 
+from app.stream.shards import MAX_SHARDS, SEPARATOR, configured
+
 MAX_URL_CHARS = 2000
 MAX_USER_CHARS = 255
 # Control characters (C0, DEL, C1).
@@ -108,28 +110,46 @@ STREAM_ID_PART_MAX = 2**64 - 1  # each half of a Redis stream id is an unsigned 
 
 
 def id_key(entry_id):
-    """A stream id (``"<ms>-<seq>"``, str or bytes) as a tuple that sorts like the stream."""
+    """A notification id (``"<ms>-<seq>"``, or ``"<ms>-<seq>-<shard>"`` in a sharded
+    history: app/stream/shards.py; str or bytes) as a tuple that sorts like its shard's
+    stream: ``(ms, seq)``, the shard left out (within a shard every id has the same, and
+    between shards there is no order but time)."""
     if isinstance(entry_id, bytes):
         entry_id = entry_id.decode()
     ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
+    return int(ms), int(seq.partition("-")[0] or 0)
+
+
+CURSOR_RULE = ("must be a cursor as Herald gave it (a notification id like 1700000000000-0, "
+               "or ids joined by _), or 0 for the start of history")
 
 
 def check_cursor(value, field="last_id"):
-    """A resume point: a stream id, or ``"0"`` for the start of history (Redis' own
-    convention), which is answered as ``"0-0"``. Raises EnvelopeError otherwise."""
+    """A resume point: a cursor as Herald gives it (app/stream/shards.py: a stream id,
+    or one per shard joined by ``_``), a notification id, or ``"0"`` for the start of
+    history (Redis' own convention), which is answered as ``"0-0"``. Raises
+    EnvelopeError otherwise."""
     if value in ("0", "0-0"):
         return "0-0"
-    try:
-        return check_stream_id(value, field)
-    except EnvelopeError:
-        raise EnvelopeError(field, "must be a notification id like 1700000000000-0, "
-                                   "or 0 for the start of history") from None
+    parts = value.split(SEPARATOR) if isinstance(value, str) else [None]
+    if len(parts) > MAX_SHARDS or not all(isinstance(p, str) and NOTIFICATION_ID_RE.match(p)
+                                          for p in parts) \
+            or (len(parts) > 1 and any(p.count("-") > 1 for p in parts)) \
+            or max(int(n) for p in parts for n in p.split("-")) > STREAM_ID_PART_MAX \
+            or parts[0].count("-") == 2 and not 0 < int(parts[0].rpartition("-")[2]) < configured().count:
+        raise EnvelopeError(field, CURSOR_RULE)
+    return value
+
+
+NOTIFICATION_ID_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}(-[0-9]{1,2})?\Z")
 
 
 def check_stream_id(value, field="last_id"):
-    """Return ``value`` if it is a stream id (``"<ms>-<seq>"``), else raise EnvelopeError."""
-    if (not isinstance(value, str) or not STREAM_ID_RE.match(value)
-            or max(map(int, value.split("-"))) > STREAM_ID_PART_MAX):
+    """Return ``value`` if it is a notification id (``"<ms>-<seq>"``, or
+    ``"<ms>-<seq>-<shard>"`` for a shard of this deployment's: app/stream/shards.py),
+    else raise EnvelopeError."""
+    if (not isinstance(value, str) or not NOTIFICATION_ID_RE.match(value)
+            or max(map(int, value.split("-")[:2])) > STREAM_ID_PART_MAX
+            or value.count("-") == 2 and not 0 < int(value.rpartition("-")[2]) < configured().count):
         raise EnvelopeError(field, "must be a notification id like 1700000000000-0")
     return value

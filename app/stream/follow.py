@@ -22,18 +22,20 @@ import time
 
 import orjson
 
-from app.redis_client import UNAVAILABLE, connect
+from app.redis_client import UNAVAILABLE, connect, is_cluster
 from app.stream import history
 from app.stream.control import decode as decode_control
 from app.stream.envelope import id_key, with_id
-from app.stream.keys import CONTROL, LIVE, STREAM
+from app.stream.keys import CONTROL
+from app.stream.shards import configured as configured_shards
+from app.stream.shards import stream_id
 
 POLL_SECONDS = 1.0
 BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 2.0
 CATCH_UP_CHUNK = 500
 BATCH_MAX = 100
-_LIVE, _CONTROL = LIVE.encode(), CONTROL.encode()
+_CONTROL = CONTROL.encode()
 
 
 class LiveFollower:
@@ -48,9 +50,13 @@ class LiveFollower:
     in order with the notifications around it.
     """
 
-    def __init__(self, client, redis_url, name="follower", on_start=None):
+    def __init__(self, client, redis_url, name="follower", on_start=None, shard=None):
         """``on_start``: called with the first position, before anything from there is
-        handed on (the relay's window of recent notifications fills up to it)."""
+        handed on (the relay's window of recent notifications fills up to it).
+        ``shard``: the app.stream.shards.Shard followed (STREAM_SHARDS > 1: its stream
+        and its live channel, by sharded pub/sub); shard 0 by default."""
+        self.shard = shard if shard is not None else configured_shards()[0]
+        self._live = self.shard.live.encode()
         self.client = client  # for stream reads (with timeouts)
         # No read timeout here: an idle channel is normal; health checks find dead links.
         self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
@@ -72,16 +78,15 @@ class LiveFollower:
         (:meth:`hand_to`)."""
         self.hand_to(deliver, control, deliver_many)
         backoff = BACKOFF_FIRST
-        channels = [LIVE, CONTROL] if self.control else [LIVE]
         while running():
-            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
+            pubsub = None
             try:
                 if self.position is None:
-                    position = history.newest_id(self.client)
+                    position = history.newest_id(self.client, self.shard)
                     if self.on_start is not None:
                         self.on_start(position)  # before any notification is handed on
                     self.advance(position)
-                pubsub.subscribe(*channels)
+                pubsub = self._subscribe()
                 self.catch_up()
                 self._set_connected(True)
                 backoff = BACKOFF_FIRST
@@ -98,15 +103,35 @@ class LiveFollower:
                 time.sleep(backoff)
             finally:
                 try:
-                    pubsub.close()
+                    if pubsub is not None:
+                        pubsub.close()
                 except Exception:  # closing a dead connection may fail; nothing to do
                     pass
+
+    def _subscribe(self):
+        """A subscription to the live channel (and herald:control, when handed control
+        messages): by sharded pub/sub, on a cluster on a connection to the master that
+        holds the shard's slot, learnt through a read of its stream (which follows a
+        failover), for a sharded history; else plain pub/sub."""
+        if not self.shard.sharded:
+            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
+            pubsub.subscribe(*([self.shard.live, CONTROL] if self.control else [self.shard.live]))
+            return pubsub
+        if self.control:
+            raise ValueError("a shard's follower takes no control messages: ControlFollower does")
+        source = self.pubsub_client
+        if is_cluster(source):
+            self.client.exists(self.shard.stream)  # the slot's master as the cluster now has it
+            source = source.get_redis_connection(source.get_node_from_key(self.shard.live))
+        pubsub = source.pubsub(ignore_subscribe_messages=True)
+        pubsub.ssubscribe(self.shard.live)
+        return pubsub
 
     def _set_connected(self, connected, error=None):
         if connected != self.connected:
             self.connected = connected
             if connected:
-                self.log.info("following %s from %s", LIVE, self.position)
+                self.log.info("following %s from %s", self.shard.live, self.position)
             else:
                 self.reconnects += 1
                 self.log.warning("lost Redis (%s); retrying with backoff", error)
@@ -126,11 +151,11 @@ class LiveFollower:
         """Hand on what the stream holds past ``position``."""
         caught = 0
         while True:
-            entries = self.client.xrange(STREAM, min=f"({self.position}", max="+",
-                                         count=CATCH_UP_CHUNK)
+            entries = self.client.xrange(self.shard.stream, min=f"({stream_id(self.position)}",
+                                         max="+", count=CATCH_UP_CHUNK)
             pairs = []
             for entry_id, fields in entries:
-                raw = with_id(fields[b"envelope"], entry_id)
+                raw = with_id(fields[b"envelope"], self.shard.public(entry_id))
                 pairs.append((orjson.loads(raw), raw))
             for start in range(0, len(pairs), BATCH_MAX):
                 self._hand_on(pairs[start:start + BATCH_MAX])
@@ -149,7 +174,7 @@ class LiveFollower:
         on in one batch, split only where a control message comes between."""
         batch, newest = [], self.position_key
         for channel, data in messages:
-            if channel == _LIVE:
+            if channel == self._live:
                 envelope = orjson.loads(data)
                 key = id_key(envelope["id"])
                 if key > newest:
@@ -175,3 +200,39 @@ class LiveFollower:
     def advance(self, entry_id):
         self.position = entry_id
         self.position_key = id_key(entry_id)
+
+
+class ControlFollower:
+    """Calls ``control`` with each herald:control message (decoded, as LiveFollower
+    does), for a sharded history, where the shards' followers read only their shard
+    channels; across a Redis restart, as LiveFollower does (a message published while
+    it was away is not read again: control messages tell of changes that the state in
+    Redis keeps, and a reconnecting web process reads that anew)."""
+
+    def __init__(self, redis_url, name="control"):
+        self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
+        self.log = logging.getLogger(f"herald.{name}")
+
+    def run(self, running, control):
+        backoff = BACKOFF_FIRST
+        while running():
+            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
+            try:
+                pubsub.subscribe(CONTROL)
+                backoff = BACKOFF_FIRST
+                while running():
+                    message = pubsub.get_message(timeout=POLL_SECONDS)
+                    if message is not None:
+                        control(decode_control(message["data"]))
+            except UNAVAILABLE as exc:
+                self.log.warning("lost Redis (%s); retrying with backoff", exc)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX)
+            except Exception:  # a bug must not end the following: log it and go on
+                self.log.exception("unexpected error; resubscribing")
+                time.sleep(backoff)
+            finally:
+                try:
+                    pubsub.close()
+                except Exception:  # closing a dead connection may fail; nothing to do
+                    pass

@@ -15,10 +15,16 @@ import redis
 from app.redis_client import pool_for, raw_entries, raw_name
 from app.stream.envelope import WILDCARD, id_key, visible_to, with_id
 from app.stream.filters import EVERYTHING, Filter  # noqa: F401  (Filter: what callers pass in)
-from app.stream.keys import BORN, STREAM
+from app.stream.keys import BORN
+from app.stream.shards import configured as configured_shards
 
 SCAN_CHUNK = 500
 LAST_ID = (2**64 - 1, 2**64 - 1)  # the greatest stream id: nothing comes after it
+
+
+def _shard(shard):
+    """``shard``, or the first of the deployment's (the only one, with STREAM_SHARDS=1)."""
+    return shard if shard is not None else configured_shards()[0]
 
 
 def _envelope(entry_id, fields):
@@ -43,11 +49,11 @@ def floor_of(client, user):
     return id_key(floor) if floor else None
 
 
-def last_generated(client):
-    """The last id the stream ever generated ("0-0" when it does not exist): every
-    later notification has a greater id."""
+def last_generated(client, shard=None):
+    """The last id ``shard``'s stream ever generated ("0-0" when it does not exist):
+    every later notification there has a greater id."""
     try:
-        return client.xinfo_stream(STREAM)["last-generated-id"].decode()
+        return client.xinfo_stream(_shard(shard).stream)["last-generated-id"].decode()
     except redis.ResponseError:  # no such key
         return "0-0"
 
@@ -56,14 +62,14 @@ SCAN_FIRST = 200   # entries in a scan's first read (a page of the feed needs no
 SCAN_MOST = 5000   # the largest read: a long scan makes few round trips
 
 
-def _read(client, command, first, last, count):
+def _read(client, command, stream, first, last, count):
     """XRANGE or XREVRANGE as Redis answers it: ``[[id, [field, value, ...]], ...]``.
 
     The command name goes as bytes, so redis-py leaves the reply as its parser
     made it instead of building a tuple and a dict per entry, a third of a long
     scan's time.
     """
-    return raw_entries(client, client.execute_command(raw_name(client, command), STREAM,
+    return raw_entries(client, client.execute_command(raw_name(client, command), stream,
                                                       first, last, "COUNT", count))
 
 
@@ -77,16 +83,17 @@ class _Reads:
     a read still coming (cheaper than reading it).
     """
 
-    def __init__(self, client, command, bound):
-        self.client, self.command, self.bound = client, command, bound
+    def __init__(self, client, command, bound, stream):
+        self.client, self.command, self.bound, self.stream = client, command, bound, stream
         self.far = "+" if command == "XRANGE" else "-"
         self.connection, self.pending, self.pool = None, None, None
 
     def _send(self, count):
         if self.connection is None:
-            self.pool = pool_for(self.client, STREAM)
+            self.pool = pool_for(self.client, self.stream)
             self.connection = self.pool.get_connection()
-        self.connection.send_command(self.command, STREAM, self.bound, self.far, "COUNT", count)
+        self.connection.send_command(self.command, self.stream, self.bound, self.far, "COUNT",
+                                     count)
 
     def read(self, count):
         """``(entries, count asked for)`` of the next read: the one asked for early, or
@@ -95,7 +102,7 @@ class _Reads:
             entries, count = self.connection.read_response(), self.pending
             self.pending = None
         elif self.connection is None:
-            entries = _read(self.client, self.command, self.bound, self.far, count)
+            entries = _read(self.client, self.command, self.stream, self.bound, self.far, count)
         else:
             self._send(count)
             entries = self.connection.read_response()
@@ -134,12 +141,12 @@ def _next_count(asked, found, examined, limit):
     return int(min(max(wanted, SCAN_FIRST), SCAN_MOST))
 
 
-def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHING):
-    """Read the stream with ``command`` (XRANGE: forward, XREVRANGE: back) from
+def _collect(client, command, user, subscriptions, bound, limit, wanted, shard):
+    """Read ``shard``'s stream with ``command`` (XRANGE: forward, XREVRANGE: back) from
     ``bound`` until ``limit`` entries that ``user`` may see pass ``wanted``.
 
-    Returns (found, cursor, more): ``cursor`` is the last entry examined,
-    ``more`` whether the scan stopped before the end of the stream.
+    Returns (found, cursor, more): ``cursor`` is the last entry examined (a stream
+    id), ``more`` whether the scan stopped before the end of the stream.
     """
     me = user.encode()
     floor = floor_of(client, user)
@@ -148,7 +155,8 @@ def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHI
     under = tuple(p + b"." for p in exact)
     keep = wanted.keep
     found, cursor, examined = [], None, 0
-    reads = _Reads(client, command, bound)
+    reads = _Reads(client, command, bound, shard.stream)
+    suffix = shard.suffix.encode()
     count = min(max(2 * limit, SCAN_FIRST), SCAN_MOST)
     try:
         while True:
@@ -171,7 +179,8 @@ def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHI
                         continue
                 elif not (everything or topic in exact or topic.startswith(under)):
                     continue
-                envelope = keep(entry_id, topic, raw, chosen is not None)
+                envelope = keep(entry_id + suffix if suffix else entry_id, topic, raw,
+                                chosen is not None)
                 if envelope is not None:
                     found.append(envelope)
                     if len(found) == limit:
@@ -189,51 +198,57 @@ def _collect(client, command, user, subscriptions, bound, limit, wanted=EVERYTHI
         reads.close()
 
 
-def feed_after(client, user, subscriptions, after, limit, wanted=EVERYTHING):
-    """Up to ``limit`` of the user's notifications with id > ``after``, in id order.
+def feed_after(client, user, subscriptions, after, limit, wanted=EVERYTHING, shard=None):
+    """Up to ``limit`` of the user's notifications with id > ``after`` (a stream id) in
+    ``shard``, in id order.
 
-    Returns (notifications, cursor); the cursor is ``after`` when nothing newer exists.
+    Returns (notifications, cursor); the cursor (a stream id) is ``after`` when nothing
+    newer exists.
     """
     if id_key(after) >= LAST_ID:  # nothing can follow; Redis refuses "(" past the end
         return [], after
     found, cursor, _more = _collect(client, "XRANGE", user, subscriptions, f"({after}", limit,
-                                    wanted)
+                                    wanted, _shard(shard))
     return found, cursor or after
 
 
-def feed_latest(client, user, subscriptions, limit, wanted=EVERYTHING, before=None):
-    """The user's ``limit`` newest notifications (older than ``before``, if given),
-    oldest first; the stream's newest id; and where to read on for older ones
-    (``before`` of the next page; None when the start of history was reached)."""
-    newest = client.xrevrange(STREAM, count=1)
+def feed_latest(client, user, subscriptions, limit, wanted=EVERYTHING, before=None, shard=None):
+    """The user's ``limit`` newest notifications in ``shard`` (older than ``before``, a
+    stream id, if given), oldest first; the stream's newest id; and where to read on for
+    older ones (``before`` of the next page; None when the start of history was reached)."""
+    shard = _shard(shard)
+    newest = client.xrevrange(shard.stream, count=1)
     if not newest:
         return [], None, None
     end = newest[0][0].decode()
     if before is not None and id_key(before) <= (0, 0):  # nothing precedes it
         return [], end, None
     found, cursor, more = _collect(client, "XREVRANGE", user, subscriptions,
-                                   f"({before}" if before else end, limit, wanted)
+                                   f"({before}" if before else end, limit, wanted, shard)
     found.reverse()
     return found, end, cursor if more else None
 
 
-def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK, raw=False):
-    """Yield (visible notifications, cursor) chunk by chunk from ``after`` to the stream's
-    end; with ``raw``, each notification as ``(id, its JSON)`` rather than decoded."""
+def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK, raw=False, shard=None):
+    """Yield (visible notifications, cursor) chunk by chunk from ``after`` (a stream id)
+    to the end of ``shard``'s stream; with ``raw``, each notification as ``(id, its
+    JSON)`` rather than decoded. The cursor is a stream id."""
     if id_key(after) >= LAST_ID:
         return
+    shard = _shard(shard)
     start = f"({after}"
     floor = floor_of(client, user)
     while True:
-        entries = client.xrange(STREAM, min=start, max="+", count=chunk)
+        entries = client.xrange(shard.stream, min=start, max="+", count=chunk)
         if not entries:
             return
         if raw:
-            visible = [(entry_id.decode(), with_id(fields[b"envelope"], entry_id).decode())
+            visible = [(shard.public(entry_id), with_id(fields[b"envelope"],
+                                                         shard.public(entry_id)).decode())
                        for entry_id, fields in entries
                        if _visible(fields, user, subscriptions, entry_id, floor)]
         else:
-            visible = [_envelope(entry_id, fields) for entry_id, fields in entries
+            visible = [_envelope(shard.public(entry_id), fields) for entry_id, fields in entries
                        if _visible(fields, user, subscriptions, entry_id, floor)]
         cursor = entries[-1][0].decode()
         yield visible, cursor
@@ -243,15 +258,17 @@ def replay(client, user, subscriptions, after, chunk=SCAN_CHUNK, raw=False):
 
 
 def one(client, user, subscriptions, entry_id):
-    """The envelope of ``entry_id`` when it is in history and ``user`` may see it, else None."""
-    entries = client.xrange(STREAM, min=entry_id, max=entry_id, count=1)
+    """The envelope of notification ``entry_id`` when it is in history and ``user`` may
+    see it, else None."""
+    shard, at = configured_shards().locate(entry_id)
+    entries = client.xrange(shard.stream, min=at, max=at, count=1)
     if not entries or not _visible(entries[0][1], user, subscriptions, entries[0][0],
                                    floor_of(client, user)):
         return None
-    return _envelope(*entries[0])
+    return _envelope(shard.public(entries[0][0]), entries[0][1])
 
 
-def newest_id(client):
-    """The id of the newest entry in the stream, or "0-0" when it is empty."""
-    newest = client.xrevrange(STREAM, count=1)
+def newest_id(client, shard=None):
+    """The id of the newest entry in ``shard``'s stream, or "0-0" when it is empty."""
+    newest = client.xrevrange(_shard(shard).stream, count=1)
     return newest[0][0].decode() if newest else "0-0"

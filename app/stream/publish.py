@@ -26,7 +26,6 @@ from app.settings import get, history_max, redis_url
 from app.stream import envelope as rules
 from app.stream import publish_scripts as scripts
 from app.stream import replicated
-from app.stream.keys import BATCH, EPOCH, LAST_ID, LIVE, ONCE, STREAM
 from app.stream.publish_checks import (  # noqa: F401  (re-exported: callers import them from here)
     BusUnavailable,
     Credential,
@@ -36,6 +35,7 @@ from app.stream.publish_checks import (  # noqa: F401  (re-exported: callers imp
     QuotaExceeded,
 )
 from app.stream.replicated import Durability, NotReplicated
+from app.stream.shards import configured as configured_shards
 
 DEFAULT_HISTORY_MAX = 100_000
 
@@ -80,8 +80,9 @@ class Bus:
     script's write lets that one publish through, as one revoked while its
     request was on the wire would; the next one is refused."""
 
-    def __init__(self, client, history_max=DEFAULT_HISTORY_MAX, durability=AT_ONCE):
+    def __init__(self, client, history_max=DEFAULT_HISTORY_MAX, durability=AT_ONCE, shards=None):
         self.client = client
+        self.shards = shards or configured_shards()  # STREAM_SHARDS (app/stream/shards.py)
         self.cluster = is_cluster(client)
         self.history_max = history_max
         self.durability = durability  # replicas a publish must be on before it is answered
@@ -136,29 +137,52 @@ class Bus:
         return {"notifications": published}, replayed
 
     def _publish(self, clean, idempotency_key, credential=None, quota=None):
-        """Publish validated envelopes in one script; returns (``[{"id", "ts"}]``, replayed)."""
+        """Publish validated envelopes; returns (``[{"id", "ts"}]``, replayed).
+
+        With one shard (or all of them in one), in one script. A list that falls in
+        several shards (STREAM_SHARDS > 1) is written shard by shard, each part in one
+        script, in its shard's slot: all or none *per shard*, the quota counted by the
+        first part. A part's idempotency key is the key in that shard, so a retry of a
+        list cut short by a failure writes only the parts that were not written."""
         prepared = [_prepare_clean(item) for item in clean]
-        once = "" if idempotency_key is None else \
-            ONCE + hashlib.sha256(idempotency_key.encode()).hexdigest()
-        keys = [STREAM, EPOCH, LAST_ID]
         digest = fingerprint(clean[0] if len(clean) == 1 else clean)
-        args = [LIVE, self.history_max, IDEMPOTENCY_TTL, digest, "", 0, 0, 0]
+        parts = {}
+        for index, item in enumerate(prepared):
+            parts.setdefault(self.shards.of(item.topic, item.user), []).append(index)
+        if credential is not None and (self.cluster or len(parts) > 1):
+            self._check(credential)
+            credential = None
+        answers, replayed = [None] * len(prepared), True
+        for shard, indexes in parts.items():
+            published, again = self._publish_part(
+                shard, [prepared[i] for i in indexes], digest, idempotency_key, credential, quota)
+            quota = None  # counted once, by the first part
+            replayed = replayed and again
+            for index, answer in zip(indexes, published, strict=True):
+                answers[index] = answer
+        return answers, replayed
+
+    def _publish_part(self, shard, prepared, digest, idempotency_key, credential, quota):
+        """One script in ``shard``: (``[{"id", "ts"}]``, replayed)."""
+        once = "" if idempotency_key is None else \
+            shard.once + hashlib.sha256(idempotency_key.encode()).hexdigest()
+        keys = [shard.stream, shard.epoch, shard.last_id]
+        args = [_command(shard), shard.suffix, shard.live, self.history_max, IDEMPOTENCY_TTL,
+                digest, "", 0, 0, 0]
         if once:
             keys.append(once)
-            args[5] = len(keys)
-        if credential is not None and self.cluster:
-            self._check(credential)
-        elif credential is not None:
+            args[7] = len(keys)
+        if credential is not None:
             keys.append(credential.key)
-            args[4], args[6] = credential.holder, len(keys)
+            args[6], args[8] = credential.holder, len(keys)
         if quota is not None:
             keys += quota.keys
-            args[7] = len(quota.keys)
+            args[9] = len(quota.keys)
             args += quota.arguments()
         for item in prepared:
             args += [item.raw, item.topic, item.user, item.ts]
         try:
-            written, value = self._run(self._script, keys, args)
+            written, value = self._run(self._script, keys, args, shard)
         except NotReplicated as exc:
             raise BusUnavailable(str(exc)) from exc
         except UNAVAILABLE as exc:
@@ -174,9 +198,9 @@ class Bus:
             raise IdempotencyConflict("idempotency key: already used for a different notification")
         return stored, True
 
-    def _run(self, script, keys, args):
+    def _run(self, script, keys, args, shard):
         if self.durability.replicas:
-            return replicated.run(self.client, script, keys, args, self.durability)
+            return replicated.run(self.client, script, keys, args, self.durability, shard.stream)
         return script(keys=keys, args=args)
 
     def _check(self, credential):
@@ -213,16 +237,35 @@ class Bus:
         a lost reply) is not written twice but answered its ids, and
         :meth:`batch_outcome` tells whether it was written.
         """
-        args = [LIVE, self.history_max, BATCH_KEY_TTL]
-        for item in prepared:
-            args += [item.raw, item.topic, item.user]
-        ids = self._run(self._batch_script, [STREAM, BATCH + batch_id, EPOCH, LAST_ID], args)
-        return [_text(i) for i in ids]
+        parts = {}
+        for index, item in enumerate(prepared):
+            parts.setdefault(self.shards.of(item.topic, item.user), []).append(index)
+        ids = [None] * len(prepared)
+        for shard, indexes in parts.items():  # shard by shard, each all or none (_publish)
+            args = [_command(shard), shard.suffix, shard.live, self.history_max, BATCH_KEY_TTL]
+            for index in indexes:
+                item = prepared[index]
+                args += [item.raw, item.topic, item.user]
+            written = self._run(self._batch_script,
+                                [shard.stream, shard.batch + batch_id, shard.epoch, shard.last_id],
+                                args, shard)
+            for index, entry_id in zip(indexes, written, strict=True):
+                ids[index] = _text(entry_id)
+        return ids
 
     def batch_outcome(self, batch_id):
-        """The ids batch ``batch_id`` got, or None if it was not written."""
-        value = self.client.get(BATCH + batch_id)
-        return value.decode().split(" ") if value else None
+        """The ids batch ``batch_id`` got (those of the shards it was written in, in
+        shard order), or None if it was not written."""
+        ids = []
+        for shard in self.shards:
+            value = self.client.get(shard.batch + batch_id)
+            ids += value.decode().split(" ") if value else []
+        return ids or None
+
+
+def _command(shard):
+    """How a shard's live copy is published: sharded pub/sub when the history is."""
+    return "SPUBLISH" if shard.sharded else "PUBLISH"
 
 
 def _text(value):

@@ -46,10 +46,13 @@ end
 # credential key when there are, then one counter key per rate limit: only keys, all
 # in the stream's hash slot, as a Redis Cluster requires (the live channel is not a
 # key, so it is an argument).
-# ARGV: live channel, maxlen, key ttl, "fingerprint", the credential's holder, the
-# idempotency key's position in KEYS (0: none), the credential key's (0: none), the
+# ARGV: the publish command (PUBLISH, or SPUBLISH for a sharded history: app/stream/
+# shards.py), what follows the stream id in a notification id (the shard's suffix: ""
+# in shard 0), live channel, maxlen, key ttl, "fingerprint", the credential's holder,
+# the idempotency key's position in KEYS (0: none), the credential key's (0: none), the
 # number of rate limits n, n (amount, window seconds) pairs, then one (envelope JSON
-# without id, topic, user, ts) quadruple per notification.
+# without id, topic, user, ts) quadruple per notification. The ids answered (and kept
+# under the idempotency key) are notification ids: the stream id and the suffix.
 # Checked in this order, each answering without writing a notification:
 # - a credential key that no longer names its holder (an API key revoked since
 #   this process last looked it up): {-1, ""};
@@ -61,13 +64,14 @@ end
 # Else it writes them all, in order, and answers {1, "id ts id ts ..."}; a new
 # idempotency key remembers this publish, in the same atomic step.
 PUBLISH = _NEW_EPOCH_LUA + """
-local once, credential, limits = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-if credential > 0 and redis.call('GET', KEYS[credential]) ~= ARGV[5] then return {-1, ''} end
+local command, suffix = ARGV[1], ARGV[2]
+local once, credential, limits = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+if credential > 0 and redis.call('GET', KEYS[credential]) ~= ARGV[7] then return {-1, ''} end
 local first_limit = #KEYS - limits
 for i = 1, limits do
-  local key, amount = KEYS[first_limit + i], tonumber(ARGV[7 + 2 * i])
+  local key, amount = KEYS[first_limit + i], tonumber(ARGV[9 + 2 * i])
   local count = redis.call('INCR', key)
-  if count == 1 then redis.call('EXPIRE', key, ARGV[8 + 2 * i]) end
+  if count == 1 then redis.call('EXPIRE', key, ARGV[10 + 2 * i]) end
   if count > amount then return {-2, i} end
 end
 if once > 0 then
@@ -80,15 +84,15 @@ if once > 0 then
   end
 end
 local written, id = {}, nil
-for i = 9 + 2 * limits, #ARGV, 4 do
-  id = add(KEYS[1], KEYS[2], KEYS[3], ARGV[2],
+for i = 11 + 2 * limits, #ARGV, 4 do
+  id = add(KEYS[1], KEYS[2], KEYS[3], ARGV[4],
            'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
-  redis.call('PUBLISH', ARGV[1], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
-  written[#written + 1] = id .. ' ' .. ARGV[i + 3]
+  redis.call(command, ARGV[3], '{"id":"' .. id .. suffix .. '",' .. string.sub(ARGV[i], 2))
+  written[#written + 1] = id .. suffix .. ' ' .. ARGV[i + 3]
 end
 remember(KEYS[3], id)
 local answer = table.concat(written, ' ')
-if once > 0 then redis.call('SET', KEYS[once], ARGV[4] .. ' ' .. answer, 'EX', ARGV[3]) end
+if once > 0 then redis.call('SET', KEYS[once], ARGV[6] .. ' ' .. answer, 'EX', ARGV[5]) end
 return {1, answer}
 """
 
@@ -105,8 +109,9 @@ end
 return 0
 """
 
-# KEYS: stream, batch key, epoch, last id. ARGV: live channel, maxlen, batch-key ttl,
-# then one triple (envelope JSON without id, topic, user) per notification.
+# KEYS: stream, batch key, epoch, last id. ARGV: the publish command, the shard's id
+# suffix (as PUBLISH's), live channel, maxlen, batch-key ttl, then one triple
+# (envelope JSON without id, topic, user) per notification.
 # A batch already written (its key there: a retry after a lost reply) is not written
 # again: its ids are answered, and its key written again (the same value) so that a
 # WAIT after it confirms the replicas have the batch. The ids
@@ -120,14 +125,14 @@ if done then
   for id in string.gmatch(done, '%S+') do written[#written + 1] = id end
   return written
 end
-local ids = {}
-for i = 4, #ARGV, 3 do
-  local id = add(KEYS[1], KEYS[3], KEYS[4], ARGV[2],
-                 'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
-  redis.call('PUBLISH', ARGV[1], '{"id":"' .. id .. '",' .. string.sub(ARGV[i], 2))
-  ids[#ids + 1] = id
+local ids, id = {}, nil
+for i = 6, #ARGV, 3 do
+  id = add(KEYS[1], KEYS[3], KEYS[4], ARGV[4],
+           'topic', ARGV[i + 1], 'user', ARGV[i + 2], 'envelope', ARGV[i])
+  redis.call(ARGV[1], ARGV[3], '{"id":"' .. id .. ARGV[2] .. '",' .. string.sub(ARGV[i], 2))
+  ids[#ids + 1] = id .. ARGV[2]
 end
-remember(KEYS[4], ids[#ids])
-redis.call('SET', KEYS[2], table.concat(ids, ' '), 'EX', ARGV[3])
+remember(KEYS[4], id)
+redis.call('SET', KEYS[2], table.concat(ids, ' '), 'EX', ARGV[5])
 return ids
 """

@@ -49,28 +49,29 @@ MOVING = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptio
           redis.exceptions.ClusterDownError)
 
 
-def run(client, script, keys, args, durability):
-    """``script(keys, args)`` on ``client``, answered once ``durability`` holds."""
+def run(client, script, keys, args, durability, stream=STREAM):
+    """``script(keys, args)`` on ``client`` (on a cluster: on the master of ``stream``'s
+    slot, where its keys are), answered once ``durability`` holds."""
     if not is_cluster(client):
         return _run_on(client, script, keys, args, durability)
     for attempt in (1, 2):
         try:
-            return _run_on(_stream_node(client), script, keys, args, durability)
+            return _run_on(_stream_node(client, stream), script, keys, args, durability)
         except NotReplicated:
             raise
         except (*UNAVAILABLE, *MOVING) as exc:
             if attempt == 2:
                 raise redis.ConnectionError(f"the stream's master is changing: {exc!r}") from exc
         try:
-            client.exists(STREAM)  # through the cluster client: it follows MOVED, learns the new master
+            client.exists(stream)  # through the cluster client: it follows MOVED, learns the new master
         except UNAVAILABLE as exc:
             raise redis.ConnectionError(f"the stream's master is changing: {exc!r}") from exc
 
 
-def _stream_node(client):
+def _stream_node(client, stream=STREAM):
     if not is_cluster(client):
         return client
-    return client.get_redis_connection(client.get_node_from_key(STREAM))
+    return client.get_redis_connection(client.get_node_from_key(stream))
 
 
 def _run_on(node, script, keys, args, durability):

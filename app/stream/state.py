@@ -10,7 +10,7 @@ step; :func:`missed_history` decides.
 import weakref
 
 from app.stream.envelope import id_key
-from app.stream.keys import EPOCH, STREAM
+from app.stream.shards import configured as configured_shards
 
 _READ = object()
 
@@ -38,7 +38,7 @@ return state
 _state_scripts = weakref.WeakKeyDictionary()  # client -> its registered _STATE_LUA
 
 
-def stream_info(client):
+def stream_info(client, shard=None):
     """What XINFO STREAM says of the stream (``first-entry``: ``(id,)`` or None,
     ``last-generated-id``, ``entries-added``, ``length``, ``max-deleted-entry-id``:
     the greatest id XDEL ever removed, ``0-0`` for none; trimming leaves it) and
@@ -50,7 +50,8 @@ def stream_info(client):
     script = _state_scripts.get(client)
     if script is None:
         script = _state_scripts[client] = client.register_script(_STATE_LUA)
-    state = script(keys=[STREAM, EPOCH])
+    shard = shard if shard is not None else configured_shards()[0]
+    state = script(keys=[shard.stream, shard.epoch])
     if not state:
         return None
     first, last, added, length, epoch, deleted = (v.decode() if isinstance(v, bytes) else v
@@ -68,7 +69,7 @@ def first_retained(info):
     return first[0].decode() if isinstance(first[0], bytes) else first[0]
 
 
-def missed_history(client, last_id, info=_READ):
+def missed_history(client, last_id, info=_READ, shard=None):
     """True when notifications after ``last_id`` may have been trimmed away (or lost).
 
     Trimming removes the oldest entries, so that is the case when ``last_id``
@@ -80,7 +81,7 @@ def missed_history(client, last_id, info=_READ):
     ``info``: the stream's :func:`stream_info`, when the caller has it already.
     """
     if info is _READ:
-        info = stream_info(client)
+        info = stream_info(client, shard)
     if info is None:  # no such key: nothing was ever published
         return id_key(last_id) > (0, 0)
     if id_key(last_id) > id_key(info["last-generated-id"]):

@@ -35,6 +35,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.stream import control, history
 from app.stream.keys import BORN
+from app.stream.shards import configured as configured_shards
 from app.users.announce import announce
 
 TAG = "{accounts}"  # the hash tag of every key here: one slot on a cluster
@@ -84,7 +85,7 @@ def create_user(client, name, password, admin=False):
         raise AccountError(taken)
     # The born floor, first (see above): private notifications to this name from
     # before now were someone else's (app.stream.history.floor_of).
-    client.set(BORN + name, history.last_generated(client))
+    client.set(BORN + name, history.last_generated(client, configured_shards().of_user(name)))
     _create_once(client, user_key(name), taken,
                  lambda pipe: (pipe.hset(user_key(name), mapping=fields), pipe.sadd(USERS, name)))
 
@@ -139,7 +140,7 @@ def remove_account(client, name):
     floor first, then the account: see above)."""
     if get_user(client, name) is None:
         raise AccountError(f"name: there is no user {name!r}")
-    client.set(BORN + name, history.last_generated(client))
+    client.set(BORN + name, history.last_generated(client, configured_shards().of_user(name)))
     with client.pipeline(transaction=True) as pipe:
         pipe.delete(user_key(name))
         pipe.srem(USERS, name)
