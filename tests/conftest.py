@@ -7,6 +7,9 @@
 - ``live_server``: ``python wsgi.py`` in a process of its own (gevent,
   Socket.IO, relay), as in production; stopped by the test that started it.
 - ``smtp_server``: aiosmtpd on a free port; ``.messages`` are the emails it took;
+- ``sharded``: this test (and every process it starts) on a history of
+  ``SHARDS`` shards (STREAM_SHARDS, app/stream/shards.py); ``HERALD_TEST_SHARDS=N``
+  runs the whole session so;
 - ``browser`` / ``page``: headless Debian Chromium driven by Playwright
   (see tests/integration/e2e/conftest.py).
 
@@ -15,6 +18,7 @@ process of its own (``make test-fast`` runs it); tests/integration holds
 whatever starts a web server, a worker process, Chromium, Spark or a fuzzer,
 or stops Redis. Markers come from the folder (see below).
 """
+import os
 import sys
 from pathlib import Path
 from unittest import mock
@@ -26,11 +30,18 @@ sys.path.insert(0, str(ROOT))
 
 from app import create_app  # noqa: E402
 from app.settings import TestConfig  # noqa: E402
+from app.stream import shards  # noqa: E402
 from app.users import accounts  # noqa: E402
 from tests import support  # noqa: E402
 from tests.databases import PostgresMissing, fresh_database, postgres_server  # noqa: E402
 from tests.redis_cluster import ON_CLUSTER, session_redis  # noqa: E402
 from tests.support import LiveServer, SmtpServer  # noqa: E402
+
+# HERALD_TEST_SHARDS=N: every test, and every process one starts, on N shards.
+if os.environ.get("HERALD_TEST_SHARDS"):
+    os.environ["STREAM_SHARDS"] = os.environ["HERALD_TEST_SHARDS"]
+SESSION_SHARDS = shards.use(int(os.environ.get("STREAM_SHARDS") or 1)).count
+SHARDS = 3  # the ``sharded`` fixture's
 
 ADMIN = ("ada", "ada-password")
 USER = ("bob", "bob-password")
@@ -145,6 +156,21 @@ def smtp_server():
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def sharded(monkeypatch):
+    """This test, and every process it starts, on a history of SHARDS shards; the app
+    fixtures made after it (``app``, ``live_server``) are too."""
+    monkeypatch.setenv("STREAM_SHARDS", str(SHARDS))
+    yield shards.use(SHARDS)
+    shards.use(SESSION_SHARDS)
+
+
+@pytest.fixture(autouse=True)
+def _session_shards():
+    """Each test starts on the session's shards (a test's app may have set others)."""
+    shards.use(SESSION_SHARDS)
 
 
 @pytest.fixture(autouse=True)

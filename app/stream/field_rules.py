@@ -134,7 +134,7 @@ def check_cursor(value, field="last_id"):
     parts = value.split(SEPARATOR) if isinstance(value, str) else [None]
     if len(parts) > MAX_SHARDS or not all(isinstance(p, str) and NOTIFICATION_ID_RE.match(p)
                                           for p in parts) \
-            or (len(parts) > 1 and any(p.count("-") > 1 for p in parts)) \
+            or (len(parts) > 1 and (configured().count == 1 or any(p.count("-") > 1 for p in parts))) \
             or max(int(n) for p in parts for n in p.split("-")) > STREAM_ID_PART_MAX \
             or parts[0].count("-") == 2 and not 0 < int(parts[0].rpartition("-")[2]) < configured().count:
         raise EnvelopeError(field, CURSOR_RULE)

@@ -12,7 +12,7 @@ changed, which the inbox never shows) or ``all`` (both).
 """
 from flask import jsonify, request
 
-from app.stream import history
+from app.stream import history, sharded_history
 from app.stream.envelope import (
     SEVERITIES,
     EnvelopeError,
@@ -22,6 +22,7 @@ from app.stream.envelope import (
     restrict,
 )
 from app.stream.filters import KINDS
+from app.stream.shards import configured as configured_shards
 from app.users import archive_and_snooze, preferences, read_state, subscriptions
 from app.web import extensions
 from app.web.api import access
@@ -86,11 +87,12 @@ def list_notifications(who):
     host-app token limited to some topic prefixes reads only those (and what is
     private to its user).
 
-    Also ``last_id``: the stream id this read reached (None for an empty
-    history), and ``next_before``: where the next page back starts (None at
-    the start of history).
+    Also ``last_id``: the cursor this read reached (None for an empty history), and
+    ``next_before``: where the next page back starts (None at the start of history);
+    with a sharded history (STREAM_SHARDS > 1) both are one position per shard
+    (app/stream/sharded_history.py), else a stream id.
     """
-    client = extensions.redis()
+    client, shards = extensions.redis(), configured_shards()
     try:
         limit = _limit()
         after, before = request.args.get("after"), request.args.get("before")
@@ -99,13 +101,22 @@ def list_notifications(who):
         if after is not None:
             after = check_cursor(after, "after")
         if before is not None:
-            check_stream_id(before, "before")
+            before = check_cursor(before, "before") if shards.count > 1 else \
+                check_stream_id(before, "before")
         wanted = _filter(client, who.name)
     except EnvelopeError as exc:
         return jsonify(error=str(exc), field=exc.field), 400
     topics = restrict(subscriptions.list_topics(client, who.name), who.topics)
     next_before = None
-    if after is None:
+    if shards.count > 1:  # a sharded history: every cursor one position per shard
+        if after is None:
+            found, cursor, next_before = sharded_history.feed_latest(
+                client, shards, who.name, topics, limit, wanted,
+                before and shards.parse(before)[0])
+        else:
+            found, cursor = sharded_history.feed_after(client, shards, who.name, topics,
+                                                       shards.parse(after)[0], limit, wanted)
+    elif after is None:
         found, cursor, next_before = history.feed_latest(client, who.name, topics, limit,
                                                          wanted, before)
     else:
