@@ -16,6 +16,7 @@ from typing import NamedTuple
 from app.realtime import sharded_replay
 from app.realtime.recent import Recent
 from app.realtime.seam import ReplaySeam
+from app.stream.shards import stream_id
 
 
 class Lane(NamedTuple):
@@ -48,7 +49,8 @@ class Followers:
     def position(self):
         """Where the lanes are, as a cursor: every notification past it reaches a
         connection that goes live now."""
-        return self.shards.format([lane.follower.position or "0-0" for lane in self.lanes])
+        return self.shards.format([stream_id(lane.follower.position or "0-0")
+                                   for lane in self.lanes])
 
     @property
     def connected(self):
