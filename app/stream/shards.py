@@ -11,7 +11,9 @@ masters:
 
 - shard 0 keeps ``herald:stream`` (so a deployment that grows from one shard keeps
   every id it gave) and its companions tagged ``{herald:stream}``; shard k > 0 is
-  ``herald:stream:<k>``, its companions tagged ``{herald:stream:<k>}``;
+  ``herald:stream:<k>`` (or ``herald:stream:<k>.<j>``, chosen so that the shards'
+  hash slots spread evenly over a cluster's masters: :func:`_stream_name`), its
+  companions tagged with its name;
 - each shard's live copy goes by sharded pub/sub (``SPUBLISH``, Redis 7) on
   ``herald:{<stream>}:live``, in the stream's slot, from the same script that
   writes the stream, so a web process that follows a shard reads it from the one
@@ -28,8 +30,11 @@ masters:
 Ids within a shard rise; between shards there is no order but time. A replay sends
 each shard's notifications in id order, the shards one after another.
 """
+import functools
 import zlib
 from typing import NamedTuple
+
+from redis.crc import key_slot
 
 from app.stream.keys import LIVE, STREAM
 
@@ -45,7 +50,7 @@ class Shard(NamedTuple):
 
     @property
     def stream(self):
-        return STREAM if self.index == 0 else f"{STREAM}:{self.index}"
+        return _stream_name(self.index, self.count)
 
     @property
     def tag(self):
@@ -182,6 +187,29 @@ class Shards(NamedTuple):
         if _id_tuple(entry_id) <= _id_tuple(positions[shard.index]):
             return positions
         return positions[:shard.index] + (entry_id,) + positions[shard.index + 1:]
+
+
+SLOTS = 16384  # a Redis Cluster's hash slots
+
+
+@functools.lru_cache(maxsize=MAX_SHARDS * 4)
+def _stream_name(index, count):
+    """Shard ``index`` of ``count``'s stream: ``herald:stream`` for the first; for shard
+    k, ``herald:stream:<k>`` or ``herald:stream:<k>.<j>``, the first of those whose
+    hash slot falls in the k-th of the ``count`` equal ranges of slots left when the
+    one of ``herald:stream`` is taken out. A cluster splits its slots into equal
+    ranges, one per master (redis-cli --cluster create), so ``count`` shards, a
+    multiple of the masters, are spread evenly over them: with plain names, all three
+    of three shards hash onto one master of three."""
+    if index == 0:
+        return STREAM
+    taken = key_slot(STREAM.encode()) * count // SLOTS
+    wanted = [r for r in range(count) if r != taken][index - 1]
+    for j in range(100_000):
+        name = f"{STREAM}:{index}" if j == 0 else f"{STREAM}:{index}.{j}"
+        if key_slot(name.encode()) * count // SLOTS == wanted:
+            return name
+    raise AssertionError(f"no stream name for shard {index} of {count}")
 
 
 def stream_id(notification_id):
