@@ -27,6 +27,7 @@ import json
 import multiprocessing
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -34,8 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.redis_client import connect, is_cluster  # noqa: E402
-from app.stream.keys import EPOCH, LAST_ID, LIVE, STREAM  # noqa: E402
-from app.stream.publish import IDEMPOTENCY_TTL, Bus, prepare  # noqa: E402
+from app.stream.keys import LIVE  # noqa: E402
+from app.stream.publish import Bus, prepare  # noqa: E402
+from app.stream.shards import Shards  # noqa: E402
 from tests.redis_cluster import RedisCluster  # noqa: E402
 from tests.support import RedisServer, cpu_seconds  # noqa: E402
 
@@ -43,53 +45,84 @@ ENVELOPE = {"topic": "bench.ceiling", "title": "a notification of a usual size",
             "body": "x" * 120, "severity": "info", "data": {"n": 1, "host": "web-1"}}
 
 
-def publisher(url, seconds, pipeline, counter):
-    """Publish as fast as Redis takes it for ``seconds``; add the count to ``counter``.
-    (On a cluster: to the master of the stream's slot, on a plain client of that node.)"""
+def publisher(url, shard_count, seconds, pipeline, counter):
+    """Publish as fast as Redis takes it for ``seconds``, ``pipeline`` at a time to each
+    shard in turn (its own topic, so each goes to its shard, as the Bus routes them);
+    add the count to ``counter``. On a cluster each shard's scripts go to the master of
+    its slot, on a plain client of that node, as the Bus's do."""
     client = connect(url)
-    if is_cluster(client):
-        client = client.get_redis_connection(client.get_node_from_key(STREAM))
-    bus = Bus(client)
-    item = prepare(ENVELOPE)
-    keys = [STREAM, EPOCH, LAST_ID]  # no idempotency key, credential or quota (app/stream/publish_scripts.py)
-    args = [LIVE, bus.history_max, IDEMPOTENCY_TTL, "f", "", 0, 0, 0,
-            item.raw, item.topic, item.user, item.ts]
+    shards = Shards(shard_count)
+    bus = Bus(client, shards=shards)
+    calls = []
+    for shard in shards:
+        topic = next(f"bench{n}.ceiling" for n in range(10_000)
+                     if shards.of_topic(f"bench{n}.ceiling") == shard)
+        item = prepare(dict(ENVELOPE, topic=topic))
+        node = client.get_redis_connection(client.get_node_from_key(shard.stream)) \
+            if is_cluster(client) else client
+        # no idempotency key, credential or quota (app/stream/publish_scripts.py)
+        calls.append((node, *bus.script_call(shard, [item], "f")))
     done, end = 0, time.monotonic() + seconds
     while time.monotonic() < end:
-        pipe = client.pipeline(transaction=False)
-        for _ in range(pipeline):
-            bus._script(keys=keys, args=args, client=pipe)
-        pipe.execute()
-        done += pipeline
+        for node, keys, args in calls:
+            pipe = node.pipeline(transaction=False)
+            for _ in range(pipeline):
+                bus._script(keys=keys, args=args, client=pipe)
+            pipe.execute()
+            done += pipeline
     with counter.get_lock():
         counter.value += done
 
 
-def subscriber(url, ready, stop, counter):
-    """Read herald:live until ``stop``, as a web process's relay does."""
-    pubsub = connect(url).pubsub(ignore_subscribe_messages=True)
-    pubsub.subscribe(LIVE)
-    ready.set()
-    got = 0
+def _read(pubsub, stop, got):
     while not stop.is_set():
         if pubsub.get_message(timeout=0.2) is not None:
-            got += 1
+            got.append(1)
+
+
+def subscriber(url, shard_count, follows, ready, stop, counter):
+    """Read the live copy until ``stop``, as a web process's relay does: herald:live
+    through the (cluster) client with one shard; with more, the channel of each shard
+    in ``follows`` by SSUBSCRIBE on its master (a thread each, as the relay's lanes)."""
+    client, shards, got = connect(url), Shards(shard_count), []
+    if shard_count == 1:
+        pubsubs = [client.pubsub(ignore_subscribe_messages=True)]
+        pubsubs[0].subscribe(LIVE)
+    else:
+        pubsubs = []
+        for k in follows:
+            live = shards[k].live
+            node = client.get_redis_connection(client.get_node_from_key(live)) \
+                if is_cluster(client) else client
+            pubsubs.append(node.pubsub(ignore_subscribe_messages=True))
+            pubsubs[-1].ssubscribe(live)
+    ready.set()
+    threads = [threading.Thread(target=_read, args=(p, stop, got)) for p in pubsubs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     with counter.get_lock():
-        counter.value += got
+        counter.value += len(got)
 
 
-def measure(url, pids, subscribers, publishers, seconds, pipeline):
+def measure(url, pids, subscribers, publishers, seconds, pipeline, shard_count=1, follow="all"):
+    """One run: ``subscribers`` web processes, each following every shard (``follow``
+    "all") or one (``follow`` "one": the i-th the i-th shard, round the shards)."""
     stop = multiprocessing.Event()
     received = multiprocessing.Value("q", 0)
     published = multiprocessing.Value("q", 0)
     readers = []
-    for _ in range(subscribers):
+    for i in range(subscribers):
         ready = multiprocessing.Event()
-        process = multiprocessing.Process(target=subscriber, args=(url, ready, stop, received))
+        follows = range(shard_count) if follow == "all" else [i % shard_count]
+        process = multiprocessing.Process(target=subscriber, args=(
+            url, shard_count, list(follows), ready, stop, received))
         process.start()
         ready.wait(10)
         readers.append(process)
-    writers = [multiprocessing.Process(target=publisher, args=(url, seconds, pipeline, published))
+    writers = [multiprocessing.Process(target=publisher, args=(url, shard_count, seconds,
+                                                                pipeline, published))
                for _ in range(publishers)]
     before, started = [cpu_seconds([pid]) for pid in pids], time.monotonic()
     for process in writers:
@@ -104,12 +137,15 @@ def measure(url, pids, subscribers, publishers, seconds, pipeline):
         process.join(30)
     rate = published.value / elapsed
     per = cpu / published.value * 1e6 if published.value else None
-    return {"subscribers": subscribers, "published_per_s": round(rate),
+    return {"subscribers": subscribers, "shards": shard_count,
+            "follow": follow if shard_count > 1 else "all", "published_per_s": round(rate),
             "redis_cpu_share": round(cpu / elapsed, 2),
             "redis_cpu_us_per_publish": round(per, 1) if per else None,
             "all_nodes_cpu_us_per_publish": round(total / published.value * 1e6, 1) if per else None,
             "ceiling_per_s": round(1e6 / per) if per else None,
-            "received_per_subscriber": received.value // max(1, subscribers)}
+            "received_per_subscriber": received.value // max(1, subscribers),
+            "nodes_cpu_us_per_publish": [round(u / published.value * 1e6, 1) if per else None
+                                         for u in used]}
 
 
 def main():
@@ -118,28 +154,39 @@ def main():
     parser.add_argument("--publishers", type=int, default=2)
     parser.add_argument("--pipeline", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=5)
-    parser.add_argument("--redis", default="single", help="single, cluster, or both: single,cluster")
+    parser.add_argument("--redis", default="single",
+                        help="any of single, cluster (one shard), sharded (a cluster with "
+                             "--shards shards), comma-separated: measured in one run")
+    parser.add_argument("--shards", type=int, default=3, help="STREAM_SHARDS for 'sharded'")
+    parser.add_argument("--follow", default="all,one",
+                        help="for 'sharded': each web process follows all shards, one, or both")
     args = parser.parse_args()
     results = []
     for kind in args.redis.split(","):
         folder = Path(tempfile.mkdtemp(prefix="herald-ceiling-"))
         server = RedisServer(folder) if kind == "single" else RedisCluster(folder)
         server.start()
+        shard_count = args.shards if kind == "sharded" else 1
         try:
             nodes = [server] if kind == "single" else server.nodes
             pids = [node.process.pid for node in nodes]
-            for count in [int(n) for n in args.subscribers.split(",")]:
-                server.client().delete(STREAM)
-                results.append(dict(measure(server.url, pids, count, args.publishers, args.seconds,
-                                            args.pipeline), redis=kind))
-                print(json.dumps(results[-1]), flush=True)
+            for follow in (args.follow.split(",") if kind == "sharded" else ["all"]):
+                for count in [int(n) for n in args.subscribers.split(",")]:
+                    for shard in Shards(shard_count):
+                        server.client().delete(shard.stream)
+                    results.append(dict(measure(server.url, pids, count, args.publishers,
+                                                args.seconds, args.pipeline, shard_count, follow),
+                                        redis=kind))
+                    print(json.dumps(results[-1]), flush=True)
         finally:
             server.stop()
-    print("| Redis | subscribers (web processes) | stored /s | busiest node's CPU | its CPU per publish "
-          "| all nodes' CPU per publish | ceiling (the busiest node's core) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| Redis | shards | each web process follows | subscribers (web processes) | stored /s "
+          "| busiest node's CPU | its CPU per publish | all nodes' CPU per publish "
+          "| ceiling (the busiest node's core) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['redis']} | {r['subscribers']} | {r['published_per_s']:,} | "
+        print(f"| {r['redis']} | {r['shards']} | {r['follow']} | {r['subscribers']} | "
+              f"{r['published_per_s']:,} | "
               f"{r['redis_cpu_share']:.0%} | {r['redis_cpu_us_per_publish']} µs | "
               f"{r['all_nodes_cpu_us_per_publish']} µs | {r['ceiling_per_s']:,}/s |")
     (ROOT / "bench" / "results").mkdir(exist_ok=True)

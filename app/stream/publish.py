@@ -164,6 +164,28 @@ class Bus:
 
     def _publish_part(self, shard, prepared, digest, idempotency_key, credential, quota):
         """One script in ``shard``: (``[{"id", "ts"}]``, replayed)."""
+        keys, args = self.script_call(shard, prepared, digest, idempotency_key, credential, quota)
+        try:
+            written, value = self._run(self._script, keys, args, shard)
+        except NotReplicated as exc:
+            raise BusUnavailable(str(exc)) from exc
+        except UNAVAILABLE as exc:
+            raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
+        if written == -1:
+            raise CredentialRefused("the credential was revoked")
+        if written == -2:
+            raise QuotaExceeded(int(value) - 1)
+        if written:
+            return _pairs(_text(value).split(" ")), False
+        first_digest, stored = _stored_answer(_text(value))
+        if first_digest != digest or len(stored) != len(prepared):
+            raise IdempotencyConflict("idempotency key: already used for a different notification")
+        return stored, True
+
+    def script_call(self, shard, prepared, digest, idempotency_key=None, credential=None,
+                    quota=None):
+        """``(keys, args)`` of the publish script writing ``prepared`` in ``shard``
+        (publish_scripts.PUBLISH; bench/redis_ceiling.py sends it as it is)."""
         once = "" if idempotency_key is None else \
             shard.once + hashlib.sha256(idempotency_key.encode()).hexdigest()
         keys = [shard.stream, shard.epoch, shard.last_id]
@@ -181,22 +203,7 @@ class Bus:
             args += quota.arguments()
         for item in prepared:
             args += [item.raw, item.topic, item.user, item.ts]
-        try:
-            written, value = self._run(self._script, keys, args, shard)
-        except NotReplicated as exc:
-            raise BusUnavailable(str(exc)) from exc
-        except UNAVAILABLE as exc:
-            raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
-        if written == -1:
-            raise CredentialRefused("the credential was revoked")
-        if written == -2:
-            raise QuotaExceeded(int(value) - 1)
-        if written:
-            return _pairs(_text(value).split(" ")), False
-        first_digest, stored = _stored_answer(_text(value))
-        if first_digest != digest or len(stored) != len(prepared):
-            raise IdempotencyConflict("idempotency key: already used for a different notification")
-        return stored, True
+        return keys, args
 
     def _run(self, script, keys, args, shard):
         if self.durability.replicas:
