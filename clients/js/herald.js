@@ -1487,6 +1487,9 @@
     Client: Client,
     Store: Store,
     compareIds: compareIds,
+    // True when notification `id` lies past `cursor` (either form): news to a view
+    // that read up to it.
+    isPast: function (id, cursor) { return movedOn(cursor, id); },
 
     // Connect to Herald. Options: url (Herald's address; this page's origin by
     // default), token or getToken (a function returning a token or a promise of

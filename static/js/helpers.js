@@ -12,6 +12,7 @@
 
   // -1, 0 or 1, as ids "<ms>-<seq>" compare.
   herald.compareIds = Herald.compareIds;
+  herald.isPast = Herald.isPast;
 
   // Where an item with `id` goes in a list kept newest first (the index of the
   // first item older than it), by bisection; `idAt(i)` is the id of item i.

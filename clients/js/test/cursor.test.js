@@ -282,3 +282,12 @@ test("with `load`, a sharded REST last_id is where the socket resumes", async ()
   assert.equal((await env.sockets[0].auth()).last_id, CURSOR);
   assert.equal(client.cursor.value, CURSOR);
 });
+
+test('isPast tells whether an id lies past a cursor of either form', () => {
+  const {Herald} = loadHerald();
+  assert.equal(Herald.isPast('5-1', '5-0'), true);
+  assert.equal(Herald.isPast('5-0', '5-0'), false);
+  assert.equal(Herald.isPast('5-1-2', '9-0_9-0_5-0'), true);   // shard 2 is at 5-0
+  assert.equal(Herald.isPast('6-0-1', '9-0_9-0_5-0'), false);  // shard 1 is at 9-0
+  assert.equal(Herald.isPast('6-0', '0-0'), true);
+});

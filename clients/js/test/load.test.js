@@ -15,7 +15,7 @@ test('it loads as a classic script given only a window, and defines window.Heral
   assert.deepEqual(Object.keys(window), ['Herald']);
   assert.equal(window.Herald.VERSION, '1');
   assert.deepEqual(Object.keys(window.Herald).sort(),
-                   ['Client', 'Store', 'VERSION', 'compareIds', 'connect', 'pageOptions', 'refresh', 'sync']);
+                   ['Client', 'Store', 'VERSION', 'compareIds', 'connect', 'isPast', 'pageOptions', 'refresh', 'sync']);
   assert.equal(context.Herald, undefined, 'no globals besides window.Herald');
 });
 

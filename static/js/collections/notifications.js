@@ -103,7 +103,7 @@
         var end = replies[0].last_id;
         if (self.liveFrom === null) self.liveFrom = end || '0-0';
         _.each(self.recent, function (envelope) {
-          if (!end || herald.compareIds(envelope.id, end) > 0) self.receive(envelope, {live: true});
+          if (!end || herald.isPast(envelope.id, end)) self.receive(envelope, {live: true});
         });
         self.trigger('loaded', replies[0]);
         return replies[0];
@@ -204,7 +204,7 @@
     announce: function (model, woke) {
       if (!model || this.liveFrom === null) return;  // before the first load: it re-receives them
       if (!woke) {
-        if (herald.compareIds(model.id, this.liveFrom) <= 0 || _.contains(this.announced, model.id)) return;
+        if (!herald.isPast(model.id, this.liveFrom) || _.contains(this.announced, model.id)) return;
         this.announced.push(model.id);
         if (this.announced.length > RECENT) this.announced.shift();
       }
