@@ -10,13 +10,26 @@ herald:control is followed on its own (follow.ControlFollower).
 :class:`ShardedSeam` holds and releases a connection in every lane at once, so that
 lifecycle.py and the namespace see one seam; :class:`Followers` answers for the
 lanes' followers together (where they are, as a cursor; whether all are following).
+
+A lane follows only once a connection of this process needs its shard (its
+subscriptions or its private notifications fall there: Shards.needed), so a web
+process subscribes to the shards its clients need, not to all: :meth:`ShardedSeam.need`
+is asked before a connection is held or goes live (Lifecycle.topics) and before it
+joins the rooms of a new subscription, and waits until those lanes know where they
+start. (A lane is not stopped again when its last connection goes: its subscription
+costs Redis nothing while nothing is published there for this process, and a lane
+stopped and started again would have to fill its window anew.)
 """
+import time
 from typing import NamedTuple
 
 from app.realtime import sharded_replay
 from app.realtime.recent import Recent
 from app.realtime.seam import ReplaySeam
 from app.stream.shards import stream_id
+
+NEED_WAIT, NEED_STEP = 5.0, 0.005  # seconds: for a lane to begin (ShardedSeam.need)
+IDLE_STEP = 0.05  # seconds between looks of a lane not (yet) needed
 
 
 class Lane(NamedTuple):
@@ -44,6 +57,7 @@ class Followers:
     def __init__(self, shards, lanes, control):
         self.shards, self.lanes, self.control = shards, lanes, control
         self.client = lanes[0].follower.client
+        self.wanted = set()  # the indexes of the lanes that follow (ShardedSeam.need)
 
     @property
     def position(self):
@@ -54,7 +68,9 @@ class Followers:
 
     @property
     def connected(self):
-        return all(lane.follower.connected for lane in self.lanes)
+        """Every lane that follows is subscribed (none following: nothing to follow)."""
+        return all(lane.follower.connected for lane in self.lanes
+                   if lane.shard.index in self.wanted)
 
     @property
     def reconnects(self):
@@ -67,6 +83,19 @@ class ShardedSeam:
     def __init__(self, shards, lanes, followers):
         self.shards, self.lanes, self.follower = shards, lanes, followers
 
+    def need(self, user, topics, wait=NEED_WAIT):
+        """The lanes of the shards a connection of ``user`` following ``topics`` needs
+        follow from now on; returns once each knows where it starts (at most ``wait``
+        seconds: without Redis it cannot, and a replay then waits for it as for a
+        process just started)."""
+        needed = self.shards.needed(user, topics)
+        wanted = self.follower.wanted
+        if not needed <= wanted:
+            wanted.update(needed)
+        deadline = time.monotonic() + wait
+        while any(self.lanes[k].follower.position is None for k in needed) \
+                and time.monotonic() < deadline:
+            time.sleep(NEED_STEP)
     def hold(self, sid, user, topics, limit=None):
         for lane in self.lanes:
             lane.seam.hold(sid, user, topics, limit)
@@ -90,3 +119,13 @@ class ShardedSeam:
     def steps(self, client, key, user, topics, last_id, go_live, gone, **options):
         return sharded_replay.steps(client, self, key, user, topics, last_id, go_live, gone,
                                     **options)
+
+
+def run_lane(lane, wanted, running, handlers):
+    """A lane's task: its follower follows (LiveFollower.run with ``handlers``) once its
+    shard is ``wanted`` (a set of indexes), while ``running()``."""
+    while running():
+        if lane.shard.index in wanted:
+            lane.follower.run(running, *handlers)
+            return
+        time.sleep(IDLE_STEP)

@@ -54,8 +54,11 @@ class Lifecycle:
             self.bounds.sessions.leave(address)
 
     def topics(self, who):
-        """Step 3: the topic prefixes ``who`` (a credential: app/web/auth) follows."""
-        return restrict(subscriptions.list_topics(self.reads, who.name), who.topics)
+        """Step 3: the topic prefixes ``who`` (a credential: app/web/auth) follows; with a
+        sharded history, the shards they need are followed from here on (lanes.py)."""
+        topics = restrict(subscriptions.list_topics(self.reads, who.name), who.topics)
+        self.seam.need(who.name, topics)
+        return topics
 
     def turn(self):
         """Step 4 for a resuming connection: its storm.Turn (None without bounds), or

@@ -32,7 +32,7 @@ import time
 import orjson
 
 from app.ops.histogram import LAG_BUCKETS, Histogram
-from app.realtime import presence, rooms
+from app.realtime import lanes, presence, rooms
 from app.stream import control
 from app.stream.envelope import id_key
 from app.stream.shards import configured as configured_shards
@@ -82,9 +82,9 @@ class Relay:
             if self.lanes is None:
                 self.sio.start_background_task(self.follower.run, running, *self.handlers())
             else:
-                for lane in self.lanes:
-                    self.sio.start_background_task(lane.follower.run, running,
-                                                   *self.handlers(lane))
+                for lane in self.lanes:  # each once a connection needs it (lanes.py)
+                    self.sio.start_background_task(lanes.run_lane, lane, self.follower.wanted,
+                                                   running, self.handlers(lane))
                 self.sio.start_background_task(self.follower.control.run, running, self.control)
             self.sio.start_background_task(self.watch.run, running)
 
@@ -122,6 +122,10 @@ class Relay:
         self.streams.end_user(message.user, "the user's credentials ended")
 
     def _subscriptions(self, message):
+        added = message.data[0]
+        if self.lanes is not None and added and (
+                rooms.connections_of(self.sio, message.user) or self.streams.has_user(message.user)):
+            self.seam.need(message.user, added)  # its shards followed before their rooms are joined
         self.namespace.apply_change(message.user, *message.data)
         self.streams.apply_change(message.user, *message.data)
 

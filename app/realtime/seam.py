@@ -42,6 +42,9 @@ class ReplaySeam:
         self.held = {}    # sid -> Held
         self.floors = {}  # sid -> id key up to which its replay already sent everything
 
+    def need(self, user, topics):
+        """One stream, always followed: nothing to start (lanes.ShardedSeam.need)."""
+
     def hold(self, sid, user, topics, limit=None):
         """Hold ``sid`` from now on, until :meth:`release`."""
         self.held[sid] = Held(user, topics, limit, self.follower.position_key)

@@ -223,6 +223,10 @@ class StreamHub:
         self.close(stream.key)
         stream.queue.put_nowait(END)
 
+    def has_user(self, user):
+        """True when ``user`` has a stream open here."""
+        return any(s.user == user for s in self.streams.values())
+
     def end_user(self, user, why):
         for stream in [s for s in self.streams.values() if s.user == user]:
             self.end(stream, why)

@@ -77,6 +77,8 @@ class TopicRooms:
             log.warning("subscription change for %r failed: Redis is unreachable", user)
             return {"ok": False, "error": "Redis is unreachable; nothing was changed, try again"}
         # Apply here before acking; other processes follow via herald:control.
+        if changed and adding:
+            self.seam.need(user, changed)  # with a sharded history: their shards followed first
         if changed:
             self.apply_change(server, user, changed if adding else [], [] if adding else changed,
                               full)

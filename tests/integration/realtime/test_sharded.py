@@ -163,3 +163,31 @@ def test_a_cursor_of_another_form_is_refused_with_one_shard(live_server, redis):
     answer = requests.get(live_server.url + "/api/notifications",
                           params={"after": "1-0_2-0_3-0"}, headers=headers, timeout=5)
     assert answer.status_code == 400 and answer.json()["field"] == "after"
+
+
+def test_a_web_process_follows_only_the_shards_its_connections_need(sharded, redis,
+                                                                   live_server):
+    accounts.create_user(redis, "ann", "ann-password")
+    mine = sharded.of_user("ann").index
+    other = next(k for k in range(sharded.count) if k != mine)
+    third = next(k for k in range(sharded.count) if k not in (mine, other))
+    subscriptions.add(redis, "ann", [topic_in(sharded, other).split(".")[0]], limit=10)
+
+    def followed():
+        return {k for k in range(sharded.count)
+                if redis.execute_command("PUBSUB", "SHARDNUMSUB", sharded[k].live)[1]}
+
+    assert followed() == set()  # no connection yet: no shard followed
+    listener = Listener(live_server, live_server.token("ann", "ann-password"))
+    try:
+        wait_until(lambda: listener.replays, message="replayed")
+        wait_until(lambda: followed() == {mine, other}, message="the shards it needs")
+        late = topic_in(sharded, third, stem="late")
+        answer = listener.call("subscribe", {"topics": [late.split(".")[0]]})
+        assert answer["ok"]
+        # Its lane knew where it starts before the answer: what follows reaches it.
+        sent = Bus(redis).publish(late, "in the shard followed last")
+        wait_until(lambda: followed() == {mine, other, third}, message="the new shard")
+        wait_until(lambda: sent in listener.ids(), message="the new shard's notification")
+    finally:
+        listener.close()
