@@ -441,3 +441,25 @@ def test_a_relay_that_dies_amid_a_backlog_never_publishes_twice(engine, outbox, 
         outbox.relay_once(engine)
     assert outbox.relay_once(engine) == 29
     assert [e["data"]["title"] for e in stream(redis)] == [f"card {i}" for i in range(30)]
+
+
+def test_on_a_sharded_history_rows_keep_the_ids_that_say_their_shard(sharded, engine, outbox,
+                                                                    redis):
+    """The Python client passes ids and cursors through as Herald gives them: with
+    STREAM_SHARDS=3 a private record's id carries its owner's shard."""
+    owner = next(f"user{n}" for n in range(100) if sharded.of_user(f"user{n}").index
+                 != sharded.of_topic("board.card.created").index)
+    with Session(engine) as session:
+        session.add_all([Card(title="Public"), Card(title="Private", owner=owner)])
+        session.commit()
+    assert outbox.relay_once(engine) == 2
+    with engine.connect() as connection:
+        ids = [row[0] for row in connection.execute(
+            select(outbox.table.c.herald_id).order_by(outbox.table.c.seq, outbox.table.c.id))]
+        assert outbox.cursor(connection) == ids[-1]
+    shards = [sharded.locate(i)[0] for i in ids]
+    assert [s.index for s in shards] == [sharded.of_topic("board.card.created").index,
+                                         sharded.of_user(owner).index]
+    for shard, entry_id in zip(shards, ids, strict=True):
+        at = entry_id.split("-")
+        assert redis.xrange(shard.stream, min=f"{at[0]}-{at[1]}", max=f"{at[0]}-{at[1]}")
