@@ -1,11 +1,12 @@
 """Collecting: each notification into the window of every subscription that wants it.
 
-The workers read ``herald:stream`` as the consumer group ``herald:digests``,
+The workers read the history (``herald:stream``; with ``STREAM_SHARDS=N`` every
+shard's stream, app/stream/shards.py) as the consumer group ``herald:digests``,
 each under its own consumer name (consumers.py), so each new entry goes to
 one of them. For each notification, the window updates of every matching
-subscription and its *collected marker* ``herald:{digests}:collected:<entry
+subscription and its *collected marker* ``herald:{digests}:collected:<notification
 id>`` (kept a day) go in one MULTI/EXEC; then the entry is acknowledged
-(``XACK``). The transaction WATCHes the marker, so whoever comes second (a
+(``XACK``, in its shard). The transaction WATCHes the marker, so whoever comes second (a
 peer that claimed the entry from a slow owner, or that owner, alive after all)
 finds it set, or has its transaction aborted by the first's write and then
 finds it set, and only acknowledges the entry. It also WATCHes each
@@ -14,7 +15,7 @@ begun to close (it goes into the next window), and each subscription's own
 key, so a subscription deleted meanwhile gets no window again.
 
 Why the acknowledgement is a step of its own: the digests' keys share one hash
-slot (layout.py) and the group lives in ``herald:stream``, in another, and a
+slot (layout.py) and the group lives in the notification's stream, in another, and a
 Redis Cluster runs a transaction in one slot only. It stays exactly once: a
 crash between the transaction and the ``XACK`` leaves the entry pending with
 its marker set, and whoever collects it next (this consumer on restart, or a
@@ -32,6 +33,12 @@ digests' slot lost within its replication lag after the transaction, while the
 stream's kept the ``XACK``, loses that notification from its digest (replication
 is asynchronous; a bounded ``WAIT`` before the ``XACK`` would close this).
 
+A sharded history changes none of that: the reader (app/stream/groups.py) reads
+every shard and hands each entry on under its notification id (``<ms>-<seq>-<k>``
+in shard k), which names its shard, so the marker is the notification's own
+(stream ids repeat across shards, notification ids do not) and the ``XACK`` goes
+to that shard; the takeover and the tidying go shard by shard (consumers.py).
+
 A notification goes into the window of its own time (its id's), unless that
 window is already closed. A critical one, for a subscription with
 ``critical_now``, goes to the outbox instead, to be emailed on its own.
@@ -46,7 +53,6 @@ from app.digests import consumers, store, windows
 from app.digests.layout import name
 from app.stream import groups
 from app.stream.envelope import id_key, with_id
-from app.stream.keys import STREAM
 
 log = logging.getLogger("herald.digest")
 
@@ -57,7 +63,8 @@ CLAIM_EVERY_MAX = 5.0   # seconds between looks for idle pending entries, at mos
 
 
 def collected_key(entry_id):
-    """The marker set when entry ``entry_id`` has been collected."""
+    """The marker set when notification ``entry_id`` (its notification id, as the reader
+    hands it on) has been collected."""
     return name(f"collected:{entry_id.decode() if isinstance(entry_id, bytes) else entry_id}")
 
 
@@ -98,7 +105,7 @@ class Collector:
         acknowledged; only with a fixed DIGEST_CONSUMER) come first; then,
         every so often, entries idle under another consumer (or under us, left
         by a lost connection); then new ones, waiting up to ``block_ms``.
-        ``herald:stream`` deleted takes the group with it: it is made again and
+        A shard's stream deleted takes its group with it: it is made again and
         collecting goes on (groups.Reader).
         """
         try:
@@ -109,7 +116,8 @@ class Collector:
             return 0
 
     def _restart(self):
-        self.backlog_done, self.claimer.cursor = False, "0-0"
+        self.backlog_done = False
+        self.claimer.restart()
 
     def _step(self, block_ms):
         entries = []
@@ -140,13 +148,13 @@ class Collector:
     def collect(self, entry_id, fields):
         if not fields:  # trimmed from the stream before we read it
             log.warning("notification %s was trimmed before it was collected", entry_id)
-            self.client.xack(STREAM, GROUP, entry_id)
+            groups.ack(self.client, GROUP, [entry_id])
             return
         envelope = orjson.loads(with_id(fields[b"envelope"], entry_id))
         wanting = [r for r in self._subscriptions() if store.wants(r, envelope)]
         done = self._record(entry_id, envelope, wanting) if wanting else True
         self.fault("collect:before-ack")
-        self.client.xack(STREAM, GROUP, entry_id)  # a step apart: another slot (module doc)
+        groups.ack(self.client, GROUP, [entry_id])  # a step apart: another slot (module doc)
         if done:
             self.collected += 1
         else:

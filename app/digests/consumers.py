@@ -1,7 +1,7 @@
 """The digest workers' consumer group: who is who, what a dead one left, tidying up.
 
-Any number of digest workers read ``herald:stream`` as the one consumer group
-``herald:digests``, each under a name of its own (``DIGEST_CONSUMER``, by
+Any number of digest workers read the history (``herald:stream``) as the one
+consumer group ``herald:digests``, each under a name of its own (``DIGEST_CONSUMER``, by
 default ``digest-<host>-<pid>``), so Redis hands each new entry to exactly one
 of them. An entry a worker has read but not collected (it died, or lost
 Redis mid-batch) stays *pending* under its name; once it has been idle
@@ -13,6 +13,13 @@ A new pid is a new consumer name, so every restart leaves a name behind;
 :func:`forget_stale` deletes those with nothing pending that have been idle
 for ``STALE_AFTER`` seconds, atomically (a consumer that read something
 meanwhile is kept, or its pending entries would be lost with it).
+
+With a sharded history (``STREAM_SHARDS=N``: app/stream/shards.py) the group is
+one per shard's stream (app/stream/groups.py), and so are a consumer's pending
+entries: the takeover goes through each shard's pending entries in turn, one
+``XAUTOCLAIM`` (with a cursor of its own) per shard, handing entries on under
+their notification ids; the tidying runs its script in each shard (a consumer
+name is deleted in a shard where it holds nothing, kept where it does).
 """
 import os
 import re
@@ -20,14 +27,15 @@ import socket
 
 from app.digests import store
 from app.settings import get
-from app.stream.keys import STREAM
+from app.stream import groups
+from app.stream.shards import configured as configured_shards
 
 GROUP = store.GROUP
 DEFAULT_CLAIM_IDLE = 30.0
 STALE_AFTER = 3600.0  # seconds idle, with nothing pending, before a consumer name is deleted
 NAME_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,200}\Z")
 
-# KEYS: stream. ARGV: group, our name, idle ms. Deletes the consumers other than us
+# KEYS: a shard's stream. ARGV: group, our name, idle ms. Deletes the consumers other than us
 # with nothing pending, idle longer than that; returns {our pending, deleted names...}.
 # No stream (deleted, not yet made again): nothing to tidy (XINFO would raise "no such key";
 # a missing group raises NOGROUP, for the caller to remake it: groups.Reader.regrouped).
@@ -67,24 +75,58 @@ def claim_idle():
 
 
 class Claimer:
-    """Takes over, for consumer ``name``, entries idle longer than ``idle`` seconds."""
+    """Takes over, for consumer ``name``, entries idle longer than ``idle`` seconds, in
+    every shard (``shards``: the deployment's by default)."""
 
-    def __init__(self, client, name, idle):
+    def __init__(self, client, name, idle, shards=None):
         self.client, self.name, self.idle_ms = client, name, int(idle * 1000)
-        self.cursor = "0-0"
+        self.shards = shards or configured_shards()
+        self.restart()
         self.forget = client.register_script(_FORGET_LUA)
+
+    def restart(self):
+        """Start the scan again, from the first shard's first pending entry."""
+        self.cursors, self.turn = ["0-0"] * len(self.shards), 0
+
+    @property
+    def cursor(self):
+        """Where the scan is in the shard it is in."""
+        return self.cursors[self.turn]
 
     def claim(self, count):
         """One step of XAUTOCLAIM through the pending entries; ``(entries, deleted ids,
-        done)``, ``done`` once the scan has gone round (then it starts again)."""
-        reply = self.client.xautoclaim(STREAM, GROUP, self.name, self.idle_ms,
-                                       start_id=self.cursor, count=count)
-        cursor, entries = reply[0], reply[1]
-        deleted = reply[2] if len(reply) > 2 else []  # trimmed away: Redis dropped them
-        self.cursor = cursor.decode() if isinstance(cursor, bytes) else cursor
-        return entries, deleted, self.cursor == "0-0"
+        done)``, ``done`` once the scan has gone round (then it starts again). Ids are
+        notification ids. A shard whose scan ends with nothing to take over hands on to
+        the next within the same step."""
+        while True:
+            shard = self.shards[self.turn]
+            with groups.in_shard(shard):
+                reply = self.client.xautoclaim(shard.stream, GROUP, self.name, self.idle_ms,
+                                               start_id=self.cursors[self.turn], count=count)
+            cursor, entries = reply[0], reply[1]
+            deleted = reply[2] if len(reply) > 2 else []  # trimmed away: Redis dropped them
+            cursor = cursor.decode() if isinstance(cursor, bytes) else cursor
+            self.cursors[self.turn] = cursor
+            if shard.index:  # a notification id names its shard (shards.Shard.public)
+                entries = [(shard.public(entry_id).encode(), fields) for entry_id, fields in entries]
+                deleted = [shard.public(entry_id).encode() for entry_id in deleted]
+            if cursor != "0-0":
+                return entries, deleted, False
+            self.turn = (self.turn + 1) % len(self.shards)
+            if entries or deleted or self.turn == 0:
+                return entries, deleted, self.turn == 0
 
     def forget_stale(self, idle=STALE_AFTER):
-        """Delete stale consumer names (see the module doc); ``(our pending, deleted)``."""
-        mine, *deleted = self.forget(keys=[STREAM], args=[GROUP, self.name, int(idle * 1000)])
-        return int(mine), [d.decode() if isinstance(d, bytes) else d for d in deleted]
+        """Delete stale consumer names (see the module doc), in every shard; ``(our pending,
+        deleted)``: our pending entries over the shards, the names deleted in any."""
+        mine, deleted = 0, []
+        for shard in self.shards:
+            with groups.in_shard(shard):
+                pending, *names = self.forget(keys=[shard.stream],
+                                              args=[GROUP, self.name, int(idle * 1000)])
+            mine += int(pending)
+            for name in names:
+                name = name.decode() if isinstance(name, bytes) else name
+                if name not in deleted:
+                    deleted.append(name)
+        return mine, deleted

@@ -8,10 +8,11 @@ collected marker in one; a window is deleted with its email's sent mark in one.
 One slot is plenty for this control data (one small write per collected
 notification and subscription).
 
-The consumer group ``herald:digests`` is not a key: it lives in ``herald:stream``,
-in the stream's slot, so acknowledging an entry (``XACK``) cannot join those
-transactions on a cluster; collect.py says why acknowledging just after them is
-still exactly once. The group's epoch marker belongs to app/stream (layout.py there).
+The consumer group ``herald:digests`` is not a key: it lives in ``herald:stream``
+(with ``STREAM_SHARDS=N``, one in each shard's stream), in the stream's slot, so
+acknowledging an entry (``XACK``) cannot join those transactions on a cluster;
+collect.py says why acknowledging just after them is still exactly once. The group's
+epoch marker belongs to app/stream (layout.py there).
 
 Before (layout 1)                     after
 ``herald:digests``                    ``herald:{digests}:all``

@@ -37,7 +37,7 @@ from app.stream.envelope import (
 )
 
 DIGESTS = name("all")
-GROUP = "herald:digests"  # the digest worker's consumer group on herald:stream (not a key)
+GROUP = "herald:digests"  # the digest worker's consumer group on each shard's stream (not a key)
 CHANGED = name("changed")  # bumped on every change, so workers reload
 FIELDS = ("email", "topics", "min_severity", "schedule", "timezone", "enabled", "critical_now",
           "exclude", "quiet", "managed")
@@ -131,12 +131,13 @@ def _decode(digest_id, raw):
 
 def ensure_group(client):
     """Create the digest worker's consumer group unless it exists: from now on, or, after
-    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py).
+    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py);
+    in every shard's stream with ``STREAM_SHARDS=N``, each by its own epoch.
 
     Called when a subscription is made too, so that what is published after it is
     collected even if the worker has not started yet.
     """
-    groups.ensure(client, GROUP)
+    groups.ensure_all(client, GROUP)
 
 
 class DigestLimit(DigestError):

@@ -10,7 +10,8 @@
 - ``rotation``: a new signing secret, the old one signing too for a while;
 - ``parking``: the bounds on an endpoint's queue and parked list;
 - ``post``: one POST to the checked address (timeouts, no redirects);
-- ``dispatch``: ``herald:stream`` (a consumer group) into each matching
+- ``dispatch``: ``herald:stream`` (a consumer group; every shard's stream with
+  ``STREAM_SHARDS=N``) into each matching
   endpoint's queue, each entry queued once (recorded, fenced by the lease)
   and acknowledged just after;
 - ``sender``: one per endpoint: its queue in order, retries with backoff,

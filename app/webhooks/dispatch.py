@@ -1,15 +1,18 @@
-"""Dispatching: each notification of ``herald:stream`` into every matching endpoint's queue.
+"""Dispatching: each notification of the history into every matching endpoint's queue.
 
-The worker reads the stream as the consumer group ``herald:webhooks``, under the
+The worker reads ``herald:stream`` (with ``STREAM_SHARDS=N``, every shard's stream:
+app/stream/shards.py) as the consumer group ``herald:webhooks``, under the
 fixed consumer name ``webhook-worker``. For each entry one Lua script pushes it
 onto the queue of every endpoint that wants it (and still exists), or parks it
 where that queue is full (parking.py); then the batch is acknowledged (``XACK``).
 One worker dispatches at a time (the lease in worker.py), so the one that takes
 over reads what its predecessor left pending first (the consumer name is the
-same), and each endpoint's queue stays in id order.
+same), and each endpoint's queue stays in id order (with several shards, in each
+shard's id order, the shards' notifications interleaved by time within a read:
+between shards there is no order but time, to the millisecond).
 
 Two steps, where there was one script: the queues are in the webhooks' hash slot
-(layout.py) and the group lives in ``herald:stream``, in the stream's slot, and a
+(layout.py) and the group lives in the notification's stream, in that stream's slot, and a
 Redis Cluster runs no script over two slots. Why the pair still queues each entry
 exactly once, and loses none:
 
@@ -33,6 +36,12 @@ exactly once, and loses none:
 An entry trimmed from the stream before it was read is acknowledged (and said).
 An endpoint gets what was published after it was registered, never older
 entries (the worker may be behind when an endpoint is added).
+
+With a sharded history the reader (app/stream/groups.py) reads every shard and hands
+each entry on under its notification id (``<ms>-<seq>-<k>`` in shard k): that id is
+what the record, the delivery ids and the webhook body carry (stream ids repeat
+across shards, notification ids do not), and the ``XACK`` of a batch is one per
+shard it holds, each in its shard's slot, before the records go.
 """
 import logging
 import time
@@ -41,7 +50,6 @@ import orjson
 
 from app.stream import groups
 from app.stream.envelope import id_key, with_id
-from app.stream.keys import STREAM
 from app.webhooks import layout, parking, store
 
 log = logging.getLogger("herald.webhooks")
@@ -113,7 +121,7 @@ class Dispatcher:
     def step(self, block_ms=500):
         """Read one batch, queue it and acknowledge it; returns how many entries it handled.
 
-        ``herald:stream`` deleted while we wait on it, or between reads, takes the
+        A shard's stream deleted while we wait on it, or between reads, takes its
         group with it: the reader makes it again and reading goes on (groups.Reader).
         Deleted after a read, the batch read is queued still (it was published) and
         its ``XACK`` finds nothing to acknowledge. After an error, or a fan-out refused
@@ -136,10 +144,10 @@ class Dispatcher:
         return len(handled)
 
     def _acknowledge(self, ids):
-        """``XACK`` (the stream's slot), then forget the records (ours): in that order, so
-        that an entry still pending is always recorded once queued."""
+        """``XACK`` (in each shard's slot: groups.ack), then forget the records (ours): in
+        that order, so that an entry still pending is always recorded once queued."""
         if ids:
-            self.client.xack(STREAM, store.GROUP, *ids)
+            groups.ack(self.client, store.GROUP, ids)
             self.client.zrem(layout.DISPATCHED, *ids)
 
     def _restart(self):

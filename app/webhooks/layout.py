@@ -11,9 +11,10 @@ figures in one script. One slot rather than one per endpoint: at most
 node has ample room for it, and one slot keeps a notification's fan-out to all
 its endpoints atomic and the figures exact.
 
-The consumer group ``herald:webhooks`` is not a key: it lives in ``herald:stream``,
-in the stream's slot, so its ``XACK`` cannot join the fan-out on a cluster;
-dispatch.py says why acknowledging just after it is still correct. The group's
+The consumer group ``herald:webhooks`` is not a key: it lives in ``herald:stream``
+(with ``STREAM_SHARDS=N``, one in each shard's stream), in the stream's slot, so its
+``XACK`` cannot join the fan-out on a cluster; dispatch.py says why acknowledging
+just after it is still correct. The group's
 epoch marker (``herald:webhooks:epoch`` before) belongs to app/stream (its layout.py).
 
 Before (layout 1)                      after

@@ -34,7 +34,7 @@ from app.stream.envelope import (
 from app.webhooks import layout, outbound, sealing
 
 ENDPOINTS = layout.ENDPOINTS
-GROUP = "herald:webhooks"   # the webhook worker's consumer group on herald:stream (not a key)
+GROUP = "herald:webhooks"   # the webhook worker's consumer group on each shard's stream (not a key)
 CHANGED = layout.CHANGED    # bumped on every change, so the worker reloads
 FIELDS = ("url", "topics", "min_severity", "private", "secret")
 CHANGEABLE = ("url", "topics", "min_severity", "private")
@@ -127,12 +127,13 @@ def checked_secret(secret):
 
 def ensure_group(client):
     """Create the webhook worker's consumer group unless it exists: from now on, or, after
-    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py).
+    ``herald:stream`` was recreated, from the new stream's beginning (app/stream/groups.py);
+    in every shard's stream with ``STREAM_SHARDS=N``, each by its own epoch.
 
     Called when an endpoint is made too, so that what is published after it is
     delivered even if the worker has not started yet.
     """
-    groups.ensure(client, GROUP)
+    groups.ensure_all(client, GROUP)
 
 
 def create(client, data, created_by, allowed=None):

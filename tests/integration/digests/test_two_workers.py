@@ -15,8 +15,8 @@ import pytest
 
 from app.digests import store
 from app.digests.collect import GROUP
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from app.users import accounts
 from tests.integration.workers.processes import WorkerProcesses, beats
 from tests.support import wait_until
@@ -52,6 +52,7 @@ def test_a_worker_killed_mid_window_loses_nothing_and_doubles_nothing(redis_serv
     store.create(redis, "ada", {"email": "ada@example.com", "topics": ["ops"],
                                 "schedule": "* * * * *"})
     bus = Bus(redis)
+    stream = configured().of_topic("ops").stream  # herald:stream with one shard
     published = []
 
     def publish(count):
@@ -83,7 +84,7 @@ def test_a_worker_killed_mid_window_loses_nothing_and_doubles_nothing(redis_serv
 
         def doomed_holds_entries():
             publish(3)
-            replies = redis.xreadgroup(GROUP, "digest-doomed", {STREAM: ">"}, count=100)
+            replies = redis.xreadgroup(GROUP, "digest-doomed", {stream: ">"}, count=100)
             held.extend(replies[0][1] if replies else [])
             return held
         wait_until(doomed_holds_entries, timeout=10, message="entries held by the doomed worker")
@@ -91,7 +92,7 @@ def test_a_worker_killed_mid_window_loses_nothing_and_doubles_nothing(redis_serv
         survivor.resume()
         assert time.time() < due, "the test was too slow to kill the worker mid-window"
         publish(10)  # while the survivor works alone
-        wait_until(lambda: redis.xpending(STREAM, GROUP)["pending"] == 0, timeout=30,
+        wait_until(lambda: redis.xpending(stream, GROUP)["pending"] == 0, timeout=30,
                    message="the survivor to take over and collect what the doomed one held")
         assert "took over" in survivor.output()
         if time.time() < due - 1:

@@ -9,8 +9,8 @@ import pytest
 from app.digests import store, windows
 from app.digests.collect import GROUP, Collector, collected_key
 from app.digests.consumers import Claimer
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from app.users import accounts
 
 
@@ -23,6 +23,19 @@ def bus(redis):
 def subscribe(redis, **fields):
     data = dict({"email": "ada@example.com", "topics": ["ops"], "schedule": "* * * * *"}, **fields)
     return store.create(redis, "ada", data)
+
+
+def ops_stream():
+    """The stream of the shard the tests' notifications (on ``ops.*``) are in."""
+    return configured().of_topic("ops").stream
+
+
+def read_as(redis, consumer):
+    """What ``consumer`` reads of the ops shard's stream, under notification ids (as
+    groups.Reader hands them on)."""
+    shard = configured().of_topic("ops")
+    [(_, entries)] = redis.xreadgroup(GROUP, consumer, {shard.stream: ">"})
+    return [(shard.public(entry_id).encode(), fields) for entry_id, fields in entries]
 
 
 def window_total(redis, record):
@@ -38,7 +51,7 @@ def test_an_entry_claimed_from_a_slow_owner_is_collected_once(redis, bus):
     slow.ensure_group()
     peer = Collector(redis, consumer="digest-b", claim_idle=0.1)
     bus.publish("ops.x", "once")
-    [(_, [(entry_id, fields)])] = redis.xreadgroup(GROUP, "digest-a", {STREAM: ">"})
+    [(entry_id, fields)] = read_as(redis, "digest-a")
     time.sleep(0.2)  # idle past claim_idle
     assert peer.step(block_ms=10) == 1
     assert peer.claimed == 1 and peer.collected == 1
@@ -46,7 +59,7 @@ def test_an_entry_claimed_from_a_slow_owner_is_collected_once(redis, bus):
     slow.collect(entry_id, fields)  # the slow owner, awake again
     assert (slow.collected, slow.duplicates) == (0, 1)
     assert window_total(redis, record) == 1
-    assert redis.xpending(STREAM, GROUP)["pending"] == 0
+    assert redis.xpending(ops_stream(), GROUP)["pending"] == 0
 
 
 def test_a_peer_collecting_between_watch_and_exec_aborts_the_second(redis, bus):
@@ -63,8 +76,7 @@ def test_a_peer_collecting_between_watch_and_exec_aborts_the_second(redis, bus):
     first = Collector(redis, peer_collects_first, consumer="digest-a", claim_idle=0.1)
     first.ensure_group()
     bus.publish("ops.x", "raced")
-    [(_, entries)] = redis.xreadgroup(GROUP, "digest-a", {STREAM: ">"})
-    entry.extend(entries)
+    entry.extend(read_as(redis, "digest-a"))
     first.collect(*entry[0])
     assert (peer.collected, first.collected, first.duplicates) == (1, 0, 1)
     assert window_total(redis, record) == 1
@@ -73,13 +85,13 @@ def test_a_peer_collecting_between_watch_and_exec_aborts_the_second(redis, bus):
 def test_stale_consumer_names_are_deleted_unless_they_hold_entries(redis, bus):
     Collector(redis).ensure_group()
     bus.publish("ops.x", "held")
-    redis.xreadgroup(GROUP, "digest-holder", {STREAM: ">"})  # one pending entry
-    redis.xgroup_createconsumer(STREAM, GROUP, "digest-gone")  # nothing pending
-    redis.xgroup_createconsumer(STREAM, GROUP, "digest-me")
+    read_as(redis, "digest-holder")  # one pending entry
+    redis.xgroup_createconsumer(ops_stream(), GROUP, "digest-gone")  # nothing pending
+    redis.xgroup_createconsumer(ops_stream(), GROUP, "digest-me")
     time.sleep(0.1)
     mine, deleted = Claimer(redis, "digest-me", 30).forget_stale(idle=0.05)
     assert (mine, deleted) == (0, ["digest-gone"])
-    names = {c["name"] for c in redis.xinfo_consumers(STREAM, GROUP)}
+    names = {c["name"] for c in redis.xinfo_consumers(ops_stream(), GROUP)}
     assert names == {b"digest-holder", b"digest-me"}
 
 
@@ -98,8 +110,8 @@ def test_a_crash_between_collecting_and_acknowledging_collects_once(redis, bus):
     bus.publish("ops.x", "once")
     with pytest.raises(SystemExit):
         dying.step(block_ms=10)
-    assert redis.xpending(STREAM, GROUP)["pending"] == 1 and window_total(redis, record) == 1
+    assert redis.xpending(ops_stream(), GROUP)["pending"] == 1 and window_total(redis, record) == 1
     again = Collector(redis, consumer="digest-a", claim_idle=30)  # the same name, restarted
     assert again.step(block_ms=10) == 1
     assert (again.collected, again.duplicates) == (0, 1)
-    assert redis.xpending(STREAM, GROUP)["pending"] == 0 and window_total(redis, record) == 1
+    assert redis.xpending(ops_stream(), GROUP)["pending"] == 0 and window_total(redis, record) == 1

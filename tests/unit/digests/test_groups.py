@@ -1,9 +1,10 @@
-"""The digest workers' consumer group when ``herald:stream`` is recreated: it starts from
-the beginning of the new stream, so nothing published after the recreate is skipped."""
+"""The digest workers' consumer group when ``herald:stream`` (the stream of the shard the
+notifications are in, with several) is recreated: it starts from the beginning of the new
+stream, so nothing published after the recreate is skipped."""
 from app.digests import store, windows
 from app.digests.collect import Collector
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from app.users import accounts
 
 
@@ -25,7 +26,7 @@ def test_what_is_published_after_a_recreate_is_collected(redis):
     bus.publish("ops.a", "before")
     drain(collector)
     assert collected(redis, record) == 1
-    redis.delete(STREAM)
+    redis.delete(configured().of_topic("ops").stream)
     for i in range(3):
         bus.publish("ops.b", f"after {i}")
     drain(collector)
@@ -43,7 +44,7 @@ def test_tidying_while_the_stream_is_deleted_goes_on(redis):
                     claim_idle=30)
     Bus(redis).publish("ops.a", "before")
     worker.step(block_ms=10)
-    redis.delete(STREAM)
+    redis.delete(configured().of_topic("ops").stream)
     worker.tidy()
     assert worker.pending == 0
     Bus(redis).publish("ops.b", "after")

@@ -9,8 +9,8 @@ from app import key_layout
 from app.digests import layout, store, windows
 from app.digests.collect import GROUP, Collector
 from app.digests.send import Sender
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from tests.redis_cluster import ON_CLUSTER
 
 ID = "0123456789ab"
@@ -89,13 +89,14 @@ def test_a_pending_notification_marked_collected_before_the_move_is_not_collecte
     collector = Collector(redis, consumer="digest-a", claim_idle=30)
     collector.ensure_group()
     entry_id = Bus(redis).publish("ops.db", "collected by the old worker")
-    redis.xreadgroup(GROUP, "digest-a", {STREAM: ">"})  # pending: the old worker's crash
+    stream = configured().of_topic("ops").stream
+    redis.xreadgroup(GROUP, "digest-a", {stream: ">"})  # pending: the old worker's crash
     redis.set(f"herald:digest:collected:{entry_id}", 1, ex=86400)
     before = redis.hgetall(f"{OLD}:w:{DUE}:counts")
     key_layout.migrate(redis)
     assert collector.step(block_ms=10) == 1
     assert (collector.collected, collector.duplicates) == (0, 1)
-    assert redis.xpending(STREAM, GROUP)["pending"] == 0
+    assert redis.xpending(stream, GROUP)["pending"] == 0
     assert redis.hgetall(windows.counts_key(ID, DUE)) == before
     assert sum(windows.read(redis, ID, float(w))[2]
                for w in redis.zrange(windows.windows_key(ID), 0, -1)) == 2  # DUE's and DONE's

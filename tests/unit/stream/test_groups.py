@@ -10,6 +10,7 @@ import redis as redis_py
 from app.stream import groups
 from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from tests.redis_cluster import node_of
 from tests.support import wait_until
 
@@ -20,12 +21,13 @@ def test_a_stream_known_deleted_gets_its_group_from_the_beginning(redis):
     """Recreated by a plain XADD (which sets no new epoch), the stream looks unchanged to
     the epoch check, which would make the group from now on and skip that entry; a worker
     that Redis told of the delete (UNBLOCKED) knows better."""
+    shard = configured().of_topic("ops")  # shard 0 (herald:stream) with one shard
     Bus(redis).publish("ops.a", "old")
-    assert groups.ensure(redis, GROUP) == "$"
-    redis.delete(STREAM)
-    redis.xadd(STREAM, {"envelope": b"{}"})
-    assert groups.ensure(redis, GROUP, deleted=True) == "0"
-    assert len(redis.xreadgroup(GROUP, "c", {STREAM: ">"})[0][1]) == 1
+    assert groups.ensure(redis, GROUP, shard=shard) == "$"
+    redis.delete(shard.stream)
+    redis.xadd(shard.stream, {"envelope": b"{}"})
+    assert groups.ensure(redis, GROUP, deleted=True, shard=shard) == "0"
+    assert len(redis.xreadgroup(GROUP, "c", {shard.stream: ">"})[0][1]) == 1
 
 
 def test_which_errors_mean_the_group_is_gone():
@@ -39,7 +41,7 @@ def test_which_errors_mean_the_group_is_gone():
 
 def test_a_read_waiting_on_a_deleted_stream_remakes_the_group_and_goes_on(redis, caplog):
     bus = Bus(redis)
-    groups.ensure(redis, GROUP)
+    groups.ensure_all(redis, GROUP)
     restarts = []
     reader = groups.Reader(redis, GROUP, "c", 10, logging.getLogger("test"),
                            lambda: restarts.append(1))

@@ -1,9 +1,10 @@
-"""The webhook dispatcher's consumer group when ``herald:stream`` is recreated (deleted,
-replaced, lost with Redis' data): it starts from the beginning of the new stream, so what
-is published after the recreate is delivered, and the stream's epoch stays true."""
+"""The webhook dispatcher's consumer group when ``herald:stream`` (the stream of the shard
+the notifications are in, with several) is recreated (deleted, replaced, lost with Redis'
+data): it starts from the beginning of the new stream, so what is published after the
+recreate is delivered, and the stream's epoch stays true."""
 from app.stream import state
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from app.webhooks import store
 from app.webhooks.dispatch import Dispatcher
 
@@ -11,6 +12,11 @@ from app.webhooks.dispatch import Dispatcher
 def queued_ids(redis, endpoint_id):
     return [item.split(b" ", 1)[0].decode()
             for item in redis.lrange(store.queue_key(endpoint_id), 0, -1)]
+
+
+def ops_shard():
+    """The shard the tests' notifications (on ``ops.*``) are in."""
+    return configured().of_topic("ops")
 
 
 def drain(dispatcher):
@@ -23,7 +29,7 @@ def test_what_is_published_after_a_recreate_is_dispatched(redis, allow_loopback)
     bus, dispatcher = Bus(redis), Dispatcher(redis)
     before = bus.publish("ops.a", "before")
     drain(dispatcher)
-    redis.delete(STREAM)  # the group goes with it
+    redis.delete(ops_shard().stream)  # the group goes with it
     after = [bus.publish("ops.b", f"after {i}") for i in range(3)]  # a new stream, a new epoch
     drain(dispatcher)
     assert queued_ids(redis, endpoint["id"]) == [before, *after]
@@ -37,13 +43,13 @@ def test_a_group_remade_before_the_next_publish_keeps_the_epoch_true(redis, allo
     bus, dispatcher = Bus(redis), Dispatcher(redis)
     old = bus.publish("ops.a", "old")
     drain(dispatcher)
-    redis.delete(STREAM)
+    redis.delete(ops_shard().stream)
     drain(dispatcher)  # NOGROUP: remade, on an empty stream
     new = bus.publish("ops.b", "new")
     drain(dispatcher)
     assert queued_ids(redis, endpoint["id"]) == [old, new]
-    assert state.missed_history(redis, old)
-    assert not state.missed_history(redis, new)
+    assert state.missed_history(redis, old, shard=ops_shard())
+    assert not state.missed_history(redis, new, shard=ops_shard())
 
 
 def test_a_first_endpoint_gets_only_what_is_published_after_it(redis, allow_loopback):
@@ -69,7 +75,7 @@ def test_a_delete_between_a_read_and_its_fan_out_is_ridden_out(redis, allow_loop
     def read_then_delete(block_ms):
         entries = read(block_ms)
         if entries:
-            redis.delete(STREAM)
+            redis.delete(ops_shard().stream)
         return entries
     dispatcher._read = read_then_delete
     read_before = [bus.publish("ops.a", "read before the delete"),

@@ -1,8 +1,8 @@
 """The dispatcher's two steps on a Redis Cluster (dispatch.py): the fan-out in the webhooks'
 slot, then the XACK in the stream's. A death between them queues nothing twice, and a
 worker that lost its lease queues nothing: what it read is queued by the active one."""
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured
 from app.webhooks import layout, store
 from app.webhooks.dispatch import SWEEP_EVERY, Dispatcher
 from tests.unit.webhooks.test_dispatch import drain, queued_ids
@@ -13,7 +13,8 @@ def endpoint(redis):
 
 
 def pending(redis):
-    return redis.xpending(STREAM, store.GROUP)["pending"]
+    """The group's pending entries, in every shard."""
+    return sum(redis.xpending(shard.stream, store.GROUP)["pending"] for shard in configured())
 
 
 def test_a_death_between_the_fan_out_and_the_xack_queues_nothing_twice(redis, allow_loopback):
