@@ -6,6 +6,13 @@ its id, in id order. The id on the last complete line of the newest file is
 where archiving goes on (:func:`resume_position`); a line torn by a crash is
 cut off when that is read.
 
+A sharded history (``STREAM_SHARDS=N``, app/stream/shards.py) is archived shard
+by shard: shard 0 in ``notifications.jsonl`` as ever, shard k in
+``notifications-<k>.jsonl`` beside it (:func:`file_name`), each file in its
+shard's id order, each line under its notification id (``<ms>-<seq>-<k>``), and
+each shard's files their shard's own bookmark. Whoever reads the archive reads
+``date=*/*.jsonl`` (the Spark rollup does).
+
 Several archivers may share one ARCHIVE_DIR (shared storage on two hosts):
 every write, and every read of the position that may cut a torn line, is
 done holding :func:`locked`, an exclusive ``flock`` on ``ARCHIVE_DIR/.archiver.lock``.
@@ -27,7 +34,7 @@ from app.stream.envelope import id_key, with_id
 
 log = logging.getLogger("herald.archiver")
 
-FILE_NAME = "notifications.jsonl"
+FILE_NAME = "notifications.jsonl"  # shard 0's (the only one with STREAM_SHARDS=1)
 LOCK_NAME = ".archiver.lock"  # a dot file: Spark and Hadoop inputs skip it
 FILE_MODE, FOLDER_MODE = 0o640, 0o750
 
@@ -36,6 +43,11 @@ def day_of(entry_id):
     """The UTC date (YYYY-MM-DD) of a stream id's milliseconds."""
     ms, _ = id_key(entry_id)
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
+def file_name(shard=0):
+    """The name of shard ``shard``'s file in each day's folder."""
+    return FILE_NAME if shard == 0 else f"notifications-{shard}.jsonl"
 
 
 @contextlib.contextmanager
@@ -79,8 +91,9 @@ def _last_line_id(path):
     return line[7:line.index(b'"', 7)].decode()
 
 
-def resume_position(folder, repair_all=False):
-    """The id of the newest archived notification, or None for an empty archive.
+def resume_position(folder, repair_all=False, shard=0):
+    """The id of the newest archived notification (of shard ``shard``), or None for an
+    empty archive (of that shard).
 
     A torn last line is cut off the newest file, or with ``repair_all`` off every
     file (a failed write may have torn several days' files at once). With more
@@ -88,7 +101,7 @@ def resume_position(folder, repair_all=False):
     """
     newest = None
     for day in sorted(folder.glob("date=*"), reverse=True):
-        path = day / FILE_NAME
+        path = day / file_name(shard)
         if not path.is_file():
             continue
         last = _last_line_id(path)
@@ -99,8 +112,9 @@ def resume_position(folder, repair_all=False):
     return newest
 
 
-def write(folder, entries):
-    """Append stream entries to their days' files, fsync'd; returns the last id written.
+def write(folder, entries, shard=0):
+    """Append stream entries (each under its notification id) to their days' files of
+    shard ``shard``, fsync'd; returns the last id written.
 
     Raises OSError when the disk fails (full, read-only): a line may then be torn.
     """
@@ -110,7 +124,7 @@ def write(folder, entries):
     for day, lines in by_day.items():
         target = folder / f"date={day}"
         target.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-        fd = os.open(target / FILE_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = os.open(target / file_name(shard), os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         with os.fdopen(fd, "ab") as handle:
             if os.fstat(fd).st_mode & 0o007:  # made by an older release, or another umask
                 os.fchmod(fd, FILE_MODE)

@@ -1,4 +1,4 @@
-"""The archiver: ``herald:stream`` into date-partitioned JSON Lines files, for ever.
+"""The archiver: ``herald:stream`` (each shard) into date-partitioned JSON Lines files, for ever.
 
     python -m workers.archiver        # make run starts it; ARCHIVE_DIR, default var/archive
 
@@ -28,6 +28,14 @@ position we read on from; otherwise the writer drops the batch and reads
 its position again (or stands by, when the lease is gone). A clean stop
 lets go of the lease, so a standby takes over at once.
 
+**A sharded history** (``STREAM_SHARDS=N``, app/stream/shards.py) is followed shard
+by shard: each shard has its own position, read from the archive as above but
+from that shard's own files (``notifications.jsonl`` for shard 0, as ever,
+``notifications-<k>.jsonl`` for shard k: workers/archive_files.py), each line
+under its notification id (``<ms>-<seq>-<k>``); workers/archive_reads.py reads
+the shards. Each batch is one shard's, fenced as above against that shard's
+files. With one shard nothing changes.
+
 A disk fault (full, read-only, gone) is not a Redis fault: it is logged once
 as what it is, reported where /readyz and /metrics show it
 (app/ops/worker_health.py), and retried with backoff; before writing again the
@@ -47,15 +55,23 @@ from app.redis_client import UNAVAILABLE, Outage
 from app.settings import archive_dir, get, redis_url
 from app.stream import state
 from app.stream.envelope import id_key
-from app.stream.keys import STREAM
-from workers.archive_files import FILE_NAME, FOLDER_MODE, day_of, locked, resume_position, write
+from app.stream.shards import configured as configured_shards
+from workers import archive_reads
+from workers.archive_files import (
+    FILE_NAME,
+    FOLDER_MODE,
+    day_of,
+    file_name,
+    locked,
+    resume_position,
+    write,
+)
 
-__all__ = ["Archiver", "FILE_NAME", "day_of", "resume_position", "write", "main"]
+__all__ = ["Archiver", "FILE_NAME", "day_of", "file_name", "resume_position", "write", "main"]
 
 log = logging.getLogger("herald.archiver")
 
-READ_COUNT = 1000
-BLOCK_MS = 1000
+BLOCK_MS = archive_reads.BLOCK_MS  # a read waits this long for something new, at most
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 2.0
 DISK_BACKOFF_FIRST, DISK_BACKOFF_MAX = 0.5, 30.0
 WORKER = "archiver"
@@ -75,24 +91,45 @@ SPARK_OUTCOMES = {b"spark.job.succeeded": "spark_jobs_succeeded",
 
 
 class Archiver:
-    """Follows the stream from the archive's own last id, while it holds the lease."""
+    """Follows the stream (each shard's) from the archive's own last id (of that shard),
+    while it holds the lease."""
 
-    def __init__(self, client, folder, lease=DEFAULT_LEASE, holder=None):
+    def __init__(self, client, folder, lease=DEFAULT_LEASE, holder=None, shards=None):
         self.client = client
         self.folder = folder
         self.lease = Lease(client, LEASE_KEY, lease, holder)
+        self.shards = shards if shards is not None else configured_shards()
         self.leading = False
-        self.position = None
+        self.positions = [None] * len(self.shards)  # per shard: its last archived id
         self.written = 0
         self.lag_seconds = 0.0
         self.lag_at = 0.0
         self.gap_checked = False
         self.disk_fault, self.disk_backoff = None, DISK_BACKOFF_FIRST
 
+    @property
+    def position(self):
+        """The id of the newest notification archived (by time, over the shards; the
+        only shard's last id with one), or None when nothing is."""
+        known = [p for p in list(self.positions) if p]
+        return max(known, key=id_key) if known else None
+
+    @position.setter
+    def position(self, notification_id):
+        """Set the position of ``notification_id``'s shard (None: of every shard)."""
+        if notification_id is None:
+            self.positions = [None] * len(self.shards)
+        else:
+            self.positions[self.shards.locate(notification_id)[0].index] = notification_id
+
     def details(self):
-        """What the heartbeat shows (attributes only: called from its thread)."""
-        return {"leader": self.leading, "position": self.position,
-                "lag_seconds": self.lag_seconds, "written": self.written}
+        """What the heartbeat shows (attributes only: called from its thread); with
+        several shards, ``positions`` too (one per shard)."""
+        details = {"leader": self.leading, "position": self.position,
+                   "lag_seconds": self.lag_seconds, "written": self.written}
+        if len(self.shards) > 1:
+            details["positions"] = list(self.positions)
+        return details
 
     def run(self, running):
         outage = Outage(log, BACKOFF_FIRST, BACKOFF_MAX)
@@ -103,11 +140,10 @@ class Archiver:
                     time.sleep(min(STANDBY_WAIT, self.lease.ttl / 3))
                     continue
                 self._check_gap()
-                replies = self.client.xread({STREAM: self.position or "0-0"},
-                                            count=READ_COUNT, block=BLOCK_MS)
-                for _stream, entries in replies:
-                    if entries and not self.store(entries):
-                        break  # refused or failed: read again from ``position``
+                for shard, entries in archive_reads.read(self.client, self.shards,
+                                                         self.positions):
+                    if entries and not self.store(entries, shard):
+                        break  # refused or failed: read again from ``positions``
                 self._measure_lag()
             except UNAVAILABLE as exc:
                 outage.failed(exc)
@@ -117,6 +153,12 @@ class Archiver:
             self.lease.release()  # a standby takes over at once
             self.leading = False
 
+    def _where(self):
+        if len(self.shards) == 1:
+            return self.positions[0] or "the beginning"
+        return ", ".join(f"shard {k} from {p or 'the beginning'}"
+                         for k, p in enumerate(self.positions))
+
     def lead(self):
         """Keep (or take) the lease; on becoming the writer, read the position from the
         archive. True while we are the writer."""
@@ -125,7 +167,7 @@ class Archiver:
             if not self._take_position():
                 return False
             self.leading, self.gap_checked = True, False
-            log.info("writing the archive from %s", self.position or "the beginning")
+            log.info("writing the archive from %s", self._where())
         elif not ours and self.leading:
             self._stand_by(f"the lease passed to {self.lease.holder_now()}")
         return self.leading
@@ -138,7 +180,7 @@ class Archiver:
         try:
             self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
             with locked(self.folder):
-                self.position = resume_position(self.folder, repair_all=bool(self.disk_fault))
+                self._resume(repair_all=bool(self.disk_fault))
         except OSError as exc:  # a torn line on a read-only disk, say: retried with backoff
             self._disk_failed(exc)
             return False
@@ -146,27 +188,38 @@ class Archiver:
         worker_health.ok(self.client, WORKER)  # the writer's archive works (a dead one's report goes)
         return True
 
-    def store(self, entries):
-        """Write ``entries`` (read on from ``position``), fenced; False when they were not
-        written (a disk fault, waited out with backoff; a repair; another writer): the
-        caller reads again from ``position`` then."""
+    def _resume(self, repair_all=False):
+        """Every shard's position, read from the archive (hold :func:`locked`)."""
+        self.positions = [resume_position(self.folder, repair_all=repair_all, shard=shard.index)
+                          for shard in self.shards]
+
+    def store(self, entries, shard=None):
+        """Write ``entries`` of ``shard`` (shard 0 by default; read on from its
+        position), fenced; False when they were not written (a disk fault, waited out
+        with backoff; a repair; another writer): the caller reads again from
+        ``positions`` then."""
+        shard = shard if shard is not None else self.shards[0]
+        k = shard.index
         try:
             with locked(self.folder):
                 if self.disk_fault:
-                    self.position = resume_position(self.folder, repair_all=True)
+                    self._resume(repair_all=True)
                     self._disk_ok()
-                    log.info("the archive is writable again; going on from %s", self.position)
+                    log.info("the archive is writable again; going on from %s", self._where())
                     return False
                 if not self.lease.confirm():
                     self._stand_by("the lease is no longer ours; the batch was not written")
                     return False
-                actual = resume_position(self.folder)
-                if actual != self.position:
+                actual = resume_position(self.folder, shard=k)
+                if actual != self.positions[k]:
                     log.warning("the archive ends at %s, not at %s (another archiver wrote); "
-                                "going on from there", actual, self.position)
-                    self.position = actual
+                                "going on from there", actual, self.positions[k])
+                    self.positions[k] = actual
                     return False
-                self.position = write(self.folder, entries)
+                if shard.suffix:  # archived under their notification ids
+                    entries = [(shard.public(entry_id).encode(), fields)
+                               for entry_id, fields in entries]
+                self.positions[k] = write(self.folder, entries, shard=k)
         except OSError as exc:
             self._disk_failed(exc)
             return False
@@ -190,16 +243,12 @@ class Archiver:
             worker_health.ok(self.client, WORKER)
 
     def _measure_lag(self):
-        """Seconds between the stream's newest id and our position, once a second."""
+        """Seconds between the stream's newest id and our position (the most of any
+        shard's), once a second."""
         if time.monotonic() < self.lag_at:
             return
         self.lag_at = time.monotonic() + LAG_EVERY
-        newest = self.client.xrevrange(STREAM, count=1)
-        if not newest or self.position is None:
-            self.lag_seconds = 0.0
-            return
-        behind = id_key(newest[0][0])[0] - id_key(self.position)[0]
-        self.lag_seconds = round(max(behind, 0) / 1000, 3)
+        self.lag_seconds = archive_reads.lag_seconds(self.client, self.shards, self.positions)
 
     def _count_spark_outcomes(self, entries):
         """Spark job outcomes for /metrics: the archiver reads every notification
@@ -211,12 +260,15 @@ class Archiver:
 
     def _check_gap(self):
         """Once per lead: say so if entries we never archived were trimmed away."""
-        if self.gap_checked or self.position is None:
+        if self.gap_checked:
             return
         self.gap_checked = True
-        if state.missed_history(self.client, self.position):
-            log.warning("Redis trimmed notifications after %s before they were archived; "
-                        "going on from the oldest one left", self.position)
+        for shard in self.shards:
+            position = self.positions[shard.index]
+            if position is not None and state.missed_history(self.client, position,
+                                                              shard=shard):
+                log.warning("Redis trimmed notifications after %s before they were archived; "
+                            "going on from the oldest one left", position)
 
 
 def main():

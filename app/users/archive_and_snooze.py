@@ -20,6 +20,10 @@ so a snooze is two steps, each atomic: the schedule first, then the user's set
 with the announcement (unsnoozing: the other way round). The user's set is the
 truth; the schedule may hold a member with nothing behind it, which the waker
 drops (snooze_schedule.py says how each half-done step is repaired).
+
+Only ids already given may be archived or snoozed: not above the newest
+notification of their shard (a sharded history, app/stream/shards.py: ``<ms>-<seq>-<k>``
+is in shard k; read_state.given). Members keep the shard (read_state.pad).
 """
 import logging
 import time
@@ -27,13 +31,12 @@ import time
 from app.key_layout import user_tag
 from app.redis_client import UNAVAILABLE
 from app.stream import control
-from app.stream.envelope import EnvelopeError, check_stream_id, id_key
-from app.stream.history import newest_id
+from app.stream.envelope import EnvelopeError, check_stream_id
 from app.stream.keys import CONTROL
 from app.users import read_state
 from app.users import snooze_schedule as schedule
 from app.users.announce import announce
-from app.users.read_state import pad, unpad
+from app.users.read_state import given, newest_of_shards, pad, unpad
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +128,8 @@ def archive(client, user, ids, archived=True):
     """Archive (or with ``archived=False`` bring back) ``ids``; returns the change."""
     ids = check_ids(ids, "archive" if archived else "unarchive")
     if archived:  # not what is yet to be published (read_state.py has the same bound)
-        ceiling = id_key(newest_id(client))
-        ids = [i for i in ids if id_key(i) <= ceiling]
+        newest = newest_of_shards(client, ids)
+        ids = [i for i in ids if given(newest, i)]
         if not ids:
             return {"archived": []}  # nothing applied: nothing to write or announce
     now = int(time.time() * 1000)
@@ -160,8 +163,8 @@ def snooze(client, user, entry_id, until_ms):
     field = "snooze.ids" if isinstance(entry_id, list) else "snooze.id"
     ids = _one_or_many(entry_id, field)
     until_ms = parse_until(until_ms)
-    ceiling = id_key(newest_id(client))
-    if any(id_key(i) > ceiling for i in ids):
+    newest = newest_of_shards(client, ids)
+    if not all(given(newest, i) for i in ids):
         raise StateError(field, "is newer than any notification")
     change = {"snoozed": {i: until_ms for i in ids}}
     schedule.add(client, user, ids, until_ms)  # first: the schedule never misses a snooze

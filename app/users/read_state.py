@@ -24,6 +24,12 @@ Nothing newer than the newest notification in history can be marked: ``upto``
 is clamped to it, and newer ids in ``ids`` and ``unread`` are left out of the
 change (it says what was applied). A watermark set to the greatest id once
 made every later notification read, forever, since it never goes back.
+
+In a sharded history (``STREAM_SHARDS=N``, app/stream/shards.py) an id is
+``<ms>-<seq>-<k>`` in shard k: its member keeps the shard (``<padded>-<k>``), and
+"the newest notification" is that of the id's own shard (:func:`newest_of_shards`).
+The watermarks ``upto`` and ``seen`` compare ids by time, whatever their shards
+(between shards there is no other order).
 """
 import redis
 
@@ -31,6 +37,7 @@ from app.key_layout import user_tag
 from app.stream import control
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key
 from app.stream.history import newest_id
+from app.stream.shards import configured as configured_shards
 from app.users.announce import announce
 
 MAX_IDS = 5000
@@ -49,16 +56,53 @@ def _keys(user):
 
 
 def pad(entry_id):
-    """A stream id as a zero-padded member: lexical order is id order."""
+    """A notification id as a zero-padded member: lexical order is id order (a shard's
+    ``-<k>`` after it, in a sharded history)."""
     ms, seq = id_key(entry_id)
-    return f"{ms:020d}-{seq:020d}"
+    shard = entry_id.split("-")[2:]
+    return f"{ms:020d}-{seq:020d}" + (f"-{int(shard[0])}" if shard else "")
 
 
 def unpad(member):
     if isinstance(member, bytes):
         member = member.decode()
-    ms, seq = member.split("-")
-    return f"{int(ms)}-{int(seq)}"
+    ms, seq, *shard = member.split("-")
+    return f"{int(ms)}-{int(seq)}" + (f"-{int(shard[0])}" if shard else "")
+
+
+def _through(entry_id):
+    """The ZRANGEBYLEX bound that takes in every member whose id is at or below
+    ``entry_id``'s time (in any shard: ``<padded>`` and ``<padded>-<k>`` alike)."""
+    ms, seq = id_key(entry_id)
+    return f"[{ms:020d}-{seq:020d}-~"  # "~" sorts after "-<k>"'s digits and after ""
+
+
+def _shard_index(entry_id):
+    try:
+        return configured_shards().locate(entry_id)[0].index
+    except (IndexError, ValueError):  # of a shard this deployment does not have
+        return None
+
+
+def newest_of_shards(client, ids):
+    """``{shard index: its newest notification id, None when it has none}`` for the
+    shards that ``ids`` (notification ids) are in: what :func:`given` checks them by.
+    With one shard, the newest notification's id."""
+    newest = {}
+    shards = configured_shards()
+    for entry_id in ids:
+        index = _shard_index(entry_id)
+        if index is not None and index not in newest:
+            found = newest_id(client, shards[index])  # "0-0" when that shard has none
+            newest[index] = shards[index].public(found) if found != "0-0" else None
+    return newest
+
+
+def given(newest, entry_id):
+    """Whether ``entry_id`` is not above its shard's newest notification (``newest``:
+    :func:`newest_of_shards`): only such an id names a notification given already."""
+    index = _shard_index(entry_id)
+    return index in newest and id_key(entry_id) <= id_key(newest[index] or "0-0")
 
 
 def _id_list(data, field):
@@ -138,6 +182,7 @@ def apply(client, user, ids, upto, unread=(), seen=None):
     The newest id is read from the history outside the transaction (the history
     is in another hash slot on a cluster): it only bounds what may be marked, and
     one published meanwhile is simply left out of this change, as if it came after.
+    In a sharded history each id is bounded by its own shard's newest id.
     """
     upto_key, ids_key, unread_key = _keys(user)
     with client.pipeline(transaction=True) as pipe:
@@ -148,14 +193,14 @@ def apply(client, user, ids, upto, unread=(), seen=None):
                 current = current.decode() if current else None
                 seen_now = seen_now.decode() if seen_now else None
                 version = int(version or 0) + 1
-                newest = newest_id(client)  # "0-0" when there is no history
-                ceiling = id_key(newest)
-                ids = [i for i in ids if id_key(i) <= ceiling]
-                unread = {i for i in unread if id_key(i) <= ceiling}
-                if upto and id_key(upto) > ceiling:
-                    upto = newest if newest != "0-0" else None
-                if seen and id_key(seen) > ceiling:
-                    seen = newest if newest != "0-0" else None
+                named = [*ids, *unread, *(i for i in (upto, seen) if i)]
+                newest = newest_of_shards(client, named)  # None: a shard with none
+                ids = [i for i in ids if given(newest, i)]
+                unread = {i for i in unread if given(newest, i)}
+                if upto and not given(newest, upto):
+                    upto = newest.get(_shard_index(upto))
+                if seen and not given(newest, seen):
+                    seen = newest.get(_shard_index(seen))
                 new_seen = seen_now
                 if seen and (seen_now is None or id_key(seen) > id_key(seen_now)):
                     new_seen = seen
@@ -175,8 +220,8 @@ def apply(client, user, ids, upto, unread=(), seen=None):
                     pipe.hset(upto_key, "seen", new_seen)
                 if new_upto != current:
                     pipe.hset(upto_key, "upto", new_upto)
-                    pipe.zremrangebylex(ids_key, "-", f"[{pad(new_upto)}")
-                    pipe.zremrangebylex(unread_key, "-", f"[{pad(new_upto)}")
+                    pipe.zremrangebylex(ids_key, "-", _through(new_upto))
+                    pipe.zremrangebylex(unread_key, "-", _through(new_upto))
                 if fresh:
                     pipe.zadd(ids_key, {pad(i): 0 for i in fresh})
                     pipe.zremrangebyrank(ids_key, 0, -MAX_IDS - 1)

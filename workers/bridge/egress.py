@@ -15,6 +15,13 @@ subscribed, and sends nothing at all while nobody subscribes.
 
 Egress runs in a process of its own (:class:`EgressProcess` starts and
 watches it), so that following Redis and ingesting do not share one core.
+
+A sharded history (``STREAM_SHARDS=N``, app/stream/shards.py) is followed by one
+LiveFollower per shard (its stream and its live channel), each in a thread of
+its own, all sending on the one XPUB socket, one at a time (a lock: a ZeroMQ
+socket is not to be used by two threads at once). Order holds within a shard,
+not between shards. With one shard the follower runs in the process's own
+thread, as ever.
 """
 import logging
 import select
@@ -27,12 +34,14 @@ import zmq
 
 from app.ops import processes
 from app.stream.follow import LiveFollower
+from app.stream.shards import configured as configured_shards
 
 log = logging.getLogger("herald.bridge")
 
 
 class Egress:
-    """Follows herald:live (missing nothing, see LiveFollower) and sends it on XPUB."""
+    """Follows herald:live (missing nothing, see LiveFollower; every shard's live copy,
+    in a sharded history) and sends it on XPUB."""
 
     def __init__(self, context, settings, client, redis_url, secure):
         self.xpub = context.socket(zmq.XPUB)
@@ -40,7 +49,11 @@ class Egress:
         self.xpub.linger = 0
         secure(self.xpub)
         self.xpub.bind(settings.xpub)
-        self.follower = LiveFollower(client, redis_url, name="bridge.egress")
+        shards = configured_shards()
+        self.followers = [LiveFollower(client, redis_url, shard=shard, name="bridge.egress"
+                                       if len(shards) == 1 else f"bridge.egress.{shard.index}")
+                          for shard in shards]
+        self._sending = threading.Lock()  # the followers' threads take turns on the XPUB
         self.private_allowed = settings.private_allowed
         self.withheld = 0
         self.running = True
@@ -48,8 +61,24 @@ class Egress:
         self.subscriptions = set()
 
     def run(self):
-        self.follower.run(lambda: self.running, self.send)
+        if len(self.followers) == 1:
+            self.followers[0].run(lambda: self.running, self.send)
+        else:
+            threads = [threading.Thread(target=follower.run, name=f"egress-shard-{k}",
+                                        args=(lambda: self.running, self._send_one_at_a_time),
+                                        daemon=True)
+                       for k, follower in enumerate(self.followers)]
+            for thread in threads:
+                thread.start()
+            while self.running:  # in short waits: the signal handlers run in this thread
+                time.sleep(0.2)
+            for thread in threads:  # each sees ``running`` within a poll of its channel
+                thread.join(10)
         self.xpub.close()
+
+    def _send_one_at_a_time(self, envelope, raw):
+        with self._sending:
+            self.send(envelope, raw)
 
     def send(self, envelope, raw):
         if envelope.get("user") and not self.private_allowed:

@@ -2,8 +2,10 @@
 
 Every accepted message goes to the tail of one FIFO backlog; the backlog is
 written to Redis in batches of up to ``BRIDGE_BATCH`` per round trip (one
-Lua script: all of a batch or none), so each publisher's order is kept and
-there is no round trip per message under load. A confirmed request is
+Lua script: all of a batch or none; in a sharded history, Bus.publish_batch
+splits a batch by shard, one script and round trip each, all or none per
+shard), so each publisher's order is kept (within a shard) and there is no
+round trip per message under load. A confirmed request is
 answered ``{"ok": true, "id": …}`` only once its batch is stored.
 
 While Redis is away the backlog keeps accepting, up to ``BRIDGE_BACKLOG``.
@@ -17,7 +19,8 @@ While Redis is known to be away, each retry PINGs before writing, so a
 write is only attempted when Redis answers. A batch whose write failed all
 the same (the reply lost, or not confirmed on PUBLISH_REPLICAS replicas in
 time) is published again, under the same batch id, before anything else is
-written: the script writes it only if it was not (its batch key tells), and
+written: the script (each shard's, for its part) writes it only if it was not
+(its batch key tells), and
 answers its ids either way, so it is neither lost nor written twice, and a
 WAIT after it confirms that the replicas have it. A confirmed request in such a batch that times out
 is told so: it will be stored once Redis is back if it was not already.

@@ -14,11 +14,14 @@ A host-app token with a ``topics`` claim reads and acts on its topics only:
 
 A full token or session (``limit`` None) is never narrowed.
 
+In a sharded history (``STREAM_SHARDS=N``, app/stream/shards.py) an id is looked
+up in the stream of its own shard (``<ms>-<seq>-<k>``: shard k), by its stream id.
+
     scope.check(client, "alice", ["board"], ids, "archive")  # raises OutOfScope
 """
 from app.stream import history
 from app.stream.envelope import EnvelopeError, check_stream_id, id_key, within
-from app.stream.keys import STREAM
+from app.stream.shards import configured as configured_shards
 
 
 class OutOfScope(Exception):
@@ -30,13 +33,21 @@ class OutOfScope(Exception):
 
 
 def owners(client, ids):
-    """``{id: (topic, private owner or "")}`` of the ``ids`` still in history."""
+    """``{id: (topic, private owner or "")}`` of the ``ids`` still in history (each
+    in its shard's stream)."""
+    shards = configured_shards()
+    located = []
+    for entry_id in ids:
+        try:
+            located.append((entry_id, *shards.locate(entry_id)))
+        except (IndexError, ValueError):  # a shard this deployment no longer has: gone
+            pass
     with client.pipeline(transaction=False) as pipe:
-        for entry_id in ids:
-            pipe.xrange(STREAM, min=entry_id, max=entry_id, count=1)
+        for _entry_id, shard, at in located:
+            pipe.xrange(shard.stream, min=at, max=at, count=1)
         found = pipe.execute()
     out = {}
-    for entry_id, entries in zip(ids, found, strict=True):
+    for (entry_id, _shard, _at), entries in zip(located, found, strict=True):
         if entries:
             fields = entries[0][1]
             out[entry_id] = (fields[b"topic"].decode(), fields.get(b"user", b"").decode())

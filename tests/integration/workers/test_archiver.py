@@ -7,9 +7,10 @@ import sys
 import pytest
 
 from app.stream.publish import Bus
+from app.stream.shards import configured as configured_shards
 from tests.helpers.archives import archived
 from tests.support import ROOT, wait_until
-from workers.archiver import FILE_NAME, day_of, resume_position
+from workers.archiver import day_of, file_name, resume_position
 
 
 class ArchiverProcess:
@@ -73,11 +74,12 @@ def test_a_torn_last_line_is_cut_off_and_rewritten(archiver, redis, tmp_path):
                message="20 archived")
     archiver.stop()
     # As if a crash tore the write of the last line: half of it is on disk.
-    path = folder / f"date={day_of(ids[-1])}" / FILE_NAME
+    shard = configured_shards().of_topic("arch.t").index  # (0 unless sharded)
+    path = folder / f"date={day_of(ids[-1])}" / file_name(shard)
     data = path.read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
     path.write_bytes(data[:last_start + 15])
-    assert resume_position(folder) == ids[-2]
+    assert resume_position(folder, shard=shard) == ids[-2]
     archiver.start()
     more = bus.publish("arch.t", "after")
     wait_until(lambda: len(archived(folder)) == 21, timeout=30, message="rewritten")

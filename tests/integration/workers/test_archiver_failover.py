@@ -3,9 +3,9 @@ the writer is SIGKILLed; the archive holds every notification once, in id order 
 fence that keeps a writer that lost the lease from writing, step by step:
 tests/unit/workers/test_archiver_fence.py)."""
 
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
 from tests.helpers.archives import archived
+from tests.helpers.shards import history
 from tests.integration.workers.processes import WorkerProcesses, beats
 from tests.support import SteadyPublisher, wait_until
 from workers.archiver import LEASE_KEY
@@ -17,7 +17,7 @@ def leader_pid(redis):
 
 
 def stream_ids(redis):
-    return [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)]
+    return [entry_id for entry_id, _ in history(redis)]
 
 
 def test_the_standby_takes_over_from_a_killed_writer(redis_server, redis, tmp_path):

@@ -6,6 +6,7 @@ import pytest
 from app.stream import history
 from app.stream.keys import BORN
 from app.stream.publish import Bus
+from app.stream.shards import stream_id
 from app.users import accounts
 
 
@@ -47,7 +48,7 @@ def test_a_creation_that_died_after_the_floor_can_be_made_again(redis, monkeypat
     with pytest.raises(Died):
         accounts.create_user(redis, "carol", "carol-password")
     monkeypatch.setattr(accounts, "_create_once", real)
-    assert floor(redis, "carol") == before  # raised: what came before is not the next carol's
+    assert floor(redis, "carol") == stream_id(before)  # raised: what came before is not the next carol's
     assert accounts.get_user(redis, "carol") is None
     accounts.create_user(redis, "carol", "carol-password")
     assert accounts.authenticate(redis, "carol", "carol-password")["name"] == "carol"
@@ -62,7 +63,7 @@ def test_a_removal_that_died_after_the_floor_hides_and_can_be_done_again(redis, 
     with pytest.raises(Died):
         accounts.remove_account(redis, "carol")
     monkeypatch.setattr(redis, "pipeline", real)
-    assert floor(redis, "carol") == mine  # too high (hides carol's own), never too low
+    assert floor(redis, "carol") == stream_id(mine)  # too high (hides carol's own), never too low
     assert accounts.get_user(redis, "carol") is not None
     accounts.remove_account(redis, "carol")
     assert accounts.get_user(redis, "carol") is None and accounts.list_users(redis) == []

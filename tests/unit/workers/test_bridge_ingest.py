@@ -9,8 +9,8 @@ import pytest
 import redis as redis_lib
 import zmq
 
-from app.stream.keys import STREAM
 from app.stream.publish import Bus
+from app.stream.shards import configured as configured_shards
 from workers.bridge.ingest import Ingest
 from workers.bridge.settings import Settings
 
@@ -72,7 +72,8 @@ def test_lost_reply_is_resolved_without_loss_or_double(context, redis, after_wri
         step(ingest)
         assert ingest.unresolved is None
         answers = [json.loads(dealer.recv_multipart()[-1]) for _ in range(3)]
-        stored = [entry_id.decode() for entry_id, _ in redis.xrange(STREAM)]
+        shard = configured_shards().of_topic("t")  # (its shard, in a sharded history)
+        stored = [shard.public(entry_id) for entry_id, _ in redis.xrange(shard.stream)]
         assert len(stored) == 3
         assert [a["id"] for a in answers] == stored
     finally:
@@ -100,7 +101,7 @@ def test_a_check_that_fails_unexpectedly_costs_one_message_not_the_bridge(
             dealer.send_multipart([b"", json.dumps({"topic": "t", "title": title}).encode()])
         for _ in range(50):
             step(ingest)
-            if redis.xlen(STREAM):
+            if redis.xlen(configured_shards().of_topic("t").stream):
                 break
         answers = [json.loads(dealer.recv_multipart()[-1]) for _ in range(2)]
         assert answers[0] == {"ok": False, "error": answers[0]["error"]}
