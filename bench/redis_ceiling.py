@@ -17,10 +17,15 @@ machine, tests/redis_cluster.py) the publishers send the script to the master
 of the stream's slot, and the subscribers subscribe through the cluster client
 as the relay does (which puts them on the master of ``herald:live``'s slot).
 Reported there: the busiest node's CPU per publish (the system's ceiling is
-that node's), and all nodes' together. ``--redis single,cluster`` measures both
-in one run, as docs/capacity.md reports them:
+that node's), and all nodes' together. ``--redis sharded`` is the same cluster
+with a sharded history (``--shards`` shards, STREAM_SHARDS: app/stream/shards.py):
+each shard's scripts go to its master, each simulated web process follows every
+shard (``--follow all``) or one (``one``) by SSUBSCRIBE on its master, as a web
+process follows the shards its connections need. One run measures what
+``--redis`` lists, as docs/capacity.md reports them:
 
-    .venv/bin/python bench/redis_ceiling.py [--subscribers 1,16,100] [--seconds 5] [--redis single,cluster]
+    .venv/bin/python bench/redis_ceiling.py [--subscribers 1,16,100] [--seconds 5] \
+        [--redis single,cluster,sharded] [--shards 3] [--follow all,one]
 """
 import argparse
 import json
