@@ -49,7 +49,7 @@ from app.realtime.storm import ConnectBounds
 from app.realtime.wire import check_versions, fastjson
 from app.realtime.wire.manager import IndexedManager
 from app.spark.launcher import Runs
-from app.stream.follow import ControlFollower, LiveFollower
+from app.stream.follow import LiveFollower
 from app.stream.publish import Bus, durability
 from app.stream.shards import configured as configured_shards
 from app.stream.topics import TopicCounts
@@ -197,7 +197,8 @@ def _following(client, config):
         return follower, ReplaySeam(follower, recent), None
     lanes = build_lanes(shards, entries, lambda shard, recent: live_follower(
         client, config["REDIS_URL"], recent, shard))
-    followers = Followers(shards, lanes, ControlFollower(config["REDIS_URL"]))
+    followers = Followers(shards, lanes, LiveFollower(client, config["REDIS_URL"], name="control",
+                                                      control_only=True))
     return followers, ShardedSeam(shards, lanes, followers), lanes
 
 

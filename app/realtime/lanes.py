@@ -5,7 +5,7 @@ notifications (recent.py) and one ReplaySeam (seam.py). With N it has a *lane* p
 shard, each the same three for its shard: the follower reads the shard's channel by
 sharded pub/sub (on a cluster, from the master that holds the shard) and catches up
 from the shard's stream; the relay fans out what every lane delivers (relay.py).
-herald:control is followed on its own (follow.ControlFollower).
+herald:control is followed on its own (a control-only follow.LiveFollower).
 
 :class:`ShardedSeam` holds and releases a connection in every lane at once, so that
 lifecycle.py and the namespace see one seam; :class:`Followers` answers for the

@@ -52,7 +52,7 @@ class Relay:
         ``namespace`` and ``streams`` (the StreamHub of SSE): where control messages
         apply; ``watch``: the RedisWatch it runs beside the follower. With ``lanes``
         (a sharded history: lanes.py), ``follower`` is their lanes.Followers, whose
-        ``control`` (a follow.ControlFollower) follows herald:control."""
+        ``control`` (a control-only follow.LiveFollower) follows herald:control."""
         self.lanes = lanes
         self.sio = sio
         self.follower = follower
@@ -85,7 +85,8 @@ class Relay:
                 for lane in self.lanes:  # each once a connection needs it (lanes.py)
                     self.sio.start_background_task(lanes.run_lane, lane, self.follower.wanted,
                                                    running, self.handlers(lane))
-                self.sio.start_background_task(self.follower.control.run, running, self.control)
+                self.sio.start_background_task(self.follower.control.run, running, None,
+                                               self.control)
             self.sio.start_background_task(self.watch.run, running)
 
     def handlers(self, lane=None):

@@ -50,11 +50,17 @@ class LiveFollower:
     in order with the notifications around it.
     """
 
-    def __init__(self, client, redis_url, name="follower", on_start=None, shard=None):
+    def __init__(self, client, redis_url, name="follower", on_start=None, shard=None,
+                 control_only=False):
         """``on_start``: called with the first position, before anything from there is
         handed on (the relay's window of recent notifications fills up to it).
         ``shard``: the app.stream.shards.Shard followed (STREAM_SHARDS > 1: its stream
-        and its live channel, by sharded pub/sub); shard 0 by default."""
+        and its live channel, by sharded pub/sub); shard 0 by default.
+        ``control_only``: herald:control alone, for a sharded history, whose shards'
+        followers read only their shard channels (a control message published while
+        it was away is not read again: they tell of changes that the state in Redis
+        keeps, which a reconnecting web process reads anew)."""
+        self.control_only = control_only
         self.shard = shard if shard is not None else configured_shards()[0]
         self._live = self.shard.live.encode()
         self.client = client  # for stream reads (with timeouts)
@@ -81,13 +87,14 @@ class LiveFollower:
         while running():
             pubsub = None
             try:
-                if self.position is None:
+                if self.position is None and not self.control_only:
                     position = history.newest_id(self.client, self.shard)
                     if self.on_start is not None:
                         self.on_start(position)  # before any notification is handed on
                     self.advance(position)
                 pubsub = self._subscribe()
-                self.catch_up()
+                if not self.control_only:
+                    self.catch_up()
                 self._set_connected(True)
                 backoff = BACKOFF_FIRST
                 while running():
@@ -113,12 +120,16 @@ class LiveFollower:
         messages): by sharded pub/sub, on a cluster on a connection to the master that
         holds the shard's slot, learnt through a read of its stream (which follows a
         failover), for a sharded history; else plain pub/sub."""
+        if self.control_only:
+            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
+            pubsub.subscribe(CONTROL)
+            return pubsub
         if not self.shard.sharded:
             pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
             pubsub.subscribe(*([self.shard.live, CONTROL] if self.control else [self.shard.live]))
             return pubsub
         if self.control:
-            raise ValueError("a shard's follower takes no control messages: ControlFollower does")
+            raise ValueError("a shard's follower takes no control messages: a control-only one does")
         source = self.pubsub_client
         if is_cluster(source):
             self.client.exists(self.shard.stream)  # the slot's master as the cluster now has it
@@ -131,7 +142,8 @@ class LiveFollower:
         if connected != self.connected:
             self.connected = connected
             if connected:
-                self.log.info("following %s from %s", self.shard.live, self.position)
+                self.log.info("following %s from %s", CONTROL if self.control_only
+                              else self.shard.live, self.position)
             else:
                 self.reconnects += 1
                 self.log.warning("lost Redis (%s); retrying with backoff", error)
@@ -201,38 +213,3 @@ class LiveFollower:
         self.position = entry_id
         self.position_key = id_key(entry_id)
 
-
-class ControlFollower:
-    """Calls ``control`` with each herald:control message (decoded, as LiveFollower
-    does), for a sharded history, where the shards' followers read only their shard
-    channels; across a Redis restart, as LiveFollower does (a message published while
-    it was away is not read again: control messages tell of changes that the state in
-    Redis keeps, and a reconnecting web process reads that anew)."""
-
-    def __init__(self, redis_url, name="control"):
-        self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
-        self.log = logging.getLogger(f"herald.{name}")
-
-    def run(self, running, control):
-        backoff = BACKOFF_FIRST
-        while running():
-            pubsub = self.pubsub_client.pubsub(ignore_subscribe_messages=True)
-            try:
-                pubsub.subscribe(CONTROL)
-                backoff = BACKOFF_FIRST
-                while running():
-                    message = pubsub.get_message(timeout=POLL_SECONDS)
-                    if message is not None:
-                        control(decode_control(message["data"]))
-            except UNAVAILABLE as exc:
-                self.log.warning("lost Redis (%s); retrying with backoff", exc)
-                time.sleep(backoff)
-                backoff = min(backoff * 2, BACKOFF_MAX)
-            except Exception:  # a bug must not end the following: log it and go on
-                self.log.exception("unexpected error; resubscribing")
-                time.sleep(backoff)
-            finally:
-                try:
-                    pubsub.close()
-                except Exception:  # closing a dead connection may fail; nothing to do
-                    pass

@@ -191,3 +191,20 @@ def test_a_web_process_follows_only_the_shards_its_connections_need(sharded, red
         wait_until(lambda: sent in listener.ids(), message="the new shard's notification")
     finally:
         listener.close()
+
+
+def test_changes_told_on_herald_control_reach_the_tabs(sharded, spread, live_server):
+    """herald:control is followed on its own beside the shards' lanes."""
+    topics, bus = spread
+    token = live_server.token("ann", "ann-password")
+    listener = Listener(live_server, token)
+    try:
+        sent = bus.publish(topics[2], "to read")
+        wait_until(lambda: sent in listener.ids(), message="the notification")
+        changed = requests.post(live_server.url + "/api/read-state", json={"ids": [sent]},
+                                headers={"Authorization": f"Bearer {token}"}, timeout=5)
+        assert changed.status_code == 200, changed.text
+        wait_until(lambda: listener.reads, message="the read event")
+        assert sent in listener.reads[0]["ids"]
+    finally:
+        listener.close()
