@@ -26,10 +26,13 @@ from typing import NamedTuple
 from app.realtime import sharded_replay
 from app.realtime.recent import Recent
 from app.realtime.seam import ReplaySeam
+from app.redis_client import UNAVAILABLE
+from app.stream import history
 from app.stream.shards import stream_id
 
 NEED_WAIT, NEED_STEP = 5.0, 0.005  # seconds: for a lane to begin (ShardedSeam.need)
 IDLE_STEP = 0.05  # seconds between looks of a lane not (yet) needed
+NOTE_EVERY = 5.0  # seconds between reads of the newest id of a shard not followed
 
 
 class Lane(NamedTuple):
@@ -58,13 +61,22 @@ class Followers:
         self.shards, self.lanes, self.control = shards, lanes, control
         self.client = lanes[0].follower.client
         self.wanted = set()  # the indexes of the lanes that follow (ShardedSeam.need)
+        self.noted = {}  # index -> the newest id of a shard not followed, as last read
+
+    def where(self, index):
+        """Where lane ``index`` is: its follower's position; for a lane not following,
+        its shard's newest id as last looked at (run_lane), which no connection of this
+        process needs (so there is nothing there it should have had): a position a
+        little behind is safe, one of the start ("0-0") would replay all of the shard
+        to a connection that comes to need it before anything there reached it."""
+        return self.lanes[index].follower.position or self.noted.get(index)
 
     @property
     def position(self):
         """Where the lanes are, as a cursor: every notification past it reaches a
         connection that goes live now."""
-        return self.shards.format([stream_id(lane.follower.position or "0-0")
-                                   for lane in self.lanes])
+        return self.shards.format([stream_id(self.where(k) or "0-0")
+                                   for k in range(len(self.lanes))])
 
     @property
     def connected(self):
@@ -121,11 +133,19 @@ class ShardedSeam:
                                     **options)
 
 
-def run_lane(lane, wanted, running, handlers):
+def run_lane(lane, followers, running, handlers):
     """A lane's task: its follower follows (LiveFollower.run with ``handlers``) once its
-    shard is ``wanted`` (a set of indexes), while ``running()``."""
+    shard is wanted (``followers.wanted``), while ``running()``; until then, every
+    NOTE_EVERY seconds, its shard's newest id is noted (``followers.noted``)."""
+    index, looked = lane.shard.index, 0.0
     while running():
-        if lane.shard.index in wanted:
+        if index in followers.wanted:
             lane.follower.run(running, *handlers)
             return
+        if time.monotonic() - looked >= NOTE_EVERY:
+            looked = time.monotonic()
+            try:
+                followers.noted[index] = history.newest_id(lane.follower.client, lane.shard)
+            except UNAVAILABLE:
+                pass  # looked at again later; the lane begins as it would anyway
         time.sleep(IDLE_STEP)

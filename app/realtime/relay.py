@@ -83,7 +83,7 @@ class Relay:
                 self.sio.start_background_task(self.follower.run, running, *self.handlers())
             else:
                 for lane in self.lanes:  # each once a connection needs it (lanes.py)
-                    self.sio.start_background_task(lanes.run_lane, lane, self.follower.wanted,
+                    self.sio.start_background_task(lanes.run_lane, lane, self.follower,
                                                    running, self.handlers(lane))
                 self.sio.start_background_task(self.follower.control.run, running, None,
                                                self.control)

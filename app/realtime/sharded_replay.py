@@ -77,7 +77,7 @@ def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False,
         live_topics, mine = lane.seam.release(key, cursors[k])
         pending += mine
         last = mine[-1][0] if mine else None
-        reached.append(stream_id(newest(cursors[k], last, lane.follower.position) or "0-0"))
+        reached.append(stream_id(newest(cursors[k], last, seam.follower.where(k)) or "0-0"))
     go_live(live_topics)
     if pending:
         yield "notifications", pending

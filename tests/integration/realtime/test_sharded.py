@@ -7,7 +7,7 @@ import requests
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
 from tests.conftest import SESSION_SHARDS
-from tests.support import EventStream, Listener, marked, wait_until
+from tests.support import EventStream, Listener, LiveServer, marked, wait_until
 
 
 def topic_in(shards, index, stem="t"):
@@ -208,3 +208,26 @@ def test_changes_told_on_herald_control_reach_the_tabs(sharded, spread, live_ser
         assert sent in listener.reads[0]["ids"]
     finally:
         listener.close()
+
+
+def test_a_fresh_cursor_is_not_at_the_start_of_shards_not_followed(sharded, redis, redis_server,
+                                                                  tmp_path):
+    """A shard no connection needs is not followed, yet a cursor given out holds a
+    position there near its newest, not 0-0 (which would replay all of that shard to a
+    client that comes to need it before anything there reached it)."""
+    accounts.create_user(redis, "ann", "ann-password")
+    mine = sharded.of_user("ann").index
+    spare = next(k for k in range(sharded.count) if k != mine)
+    before = Bus(redis).publish(topic_in(sharded, spare), "before the process started")
+    server = LiveServer(redis_server.url, tmp_path)
+    server.start()
+    try:
+        listener = Listener(server, server.token("ann", "ann-password"))
+        try:
+            wait_until(lambda: listener.replays, message="replayed")
+            positions = sharded.parse(listener.replays[0]["last_id"])[0]
+            assert positions[spare] == sharded.locate(before)[1]
+        finally:
+            listener.close()
+    finally:
+        server.stop()
