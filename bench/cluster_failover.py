@@ -4,15 +4,19 @@ A real cluster (3 masters, 3 replicas: tests/redis_cluster.py) carries a web
 process and the ZeroMQ bridge, both with ``PUBLISH_REPLICAS=1`` (a publish is
 answered once a replica has it). ``--clients`` copies of Herald's browser
 client (bench/storm.js, herald.js in Node) follow a topic; publishes come
-steadily from REST (idempotent, retried until accepted) and from the bridge's
-confirmed socket. The master holding ``herald:stream`` is killed; its replica
-takes over after the cluster's node timeout. The killed node is started again
-once it was replaced (as a supervisor restarts a crashed process): it comes
-back as the new master's replica, and until it has synced the new master has
-no replica, so a publish cannot be confirmed and is answered 503 (its
-publisher tries again, under the same idempotency key). Reported:
+steadily from REST (idempotent, retried until accepted), from the bridge's
+confirmed socket, and from a host app's transactional outbox (a row committed
+in a SQLite database every 20 ms, shipped by the outbox's own relay thread,
+herald_client.sqlalchemy, which waits out the outage and sends again). The
+master holding ``herald:stream`` is killed; its replica takes over after the
+cluster's node timeout. The killed node is started again once it was replaced
+(as a supervisor restarts a crashed process): it comes back as the new master's
+replica, and until it has synced the new master has no replica, so a publish
+cannot be confirmed and is answered 503 (its publisher tries again, under the
+same idempotency key). Reported:
 
-- the publishes acknowledged (each side), and those refused meanwhile;
+- the publishes acknowledged (each side; the outbox's: its rows' Herald ids,
+  once it has shipped them all), and those refused meanwhile;
 - the time from the kill until the replica took over (the cluster ok again),
   and until the first publish acknowledged again (the old master back as a
   replica and synced);
@@ -74,12 +78,68 @@ def zmq_publish(bridge):
     return publish, publisher
 
 
+class OutboxWriter(threading.Thread):
+    """A host app's writes: a tracked row committed every ``interval`` seconds, which
+    the outbox's relay (a thread of its own) publishes to Herald after the commit."""
+
+    def __init__(self, url, api_key, folder, interval=0.02):
+        super().__init__(daemon=True)
+        from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine
+        from sqlalchemy.orm import Session, registry
+
+        from herald_client import HeraldClient
+        from herald_client.sqlalchemy import Outbox
+        self.engine = create_engine(f"sqlite:///{folder}/host.db")
+        metadata = MetaData()
+        rows = Table("rows", metadata, Column("id", Integer, primary_key=True),
+                     Column("title", String(50)))
+
+        class Row:
+            pass
+        registry().map_imperatively(Row, rows)
+        metadata.create_all(self.engine)
+        self.Row, self.Session, self.interval = Row, Session, interval
+        self.outbox = Outbox(HeraldClient(url, api_key), session=Session)
+        self.outbox.track(Row, prefix=TOPIC + ".outbox", data=lambda row: {"title": row.title})
+        self.outbox.create_table(self.engine)
+        self.outbox.start(self.engine)
+        self.stopping = threading.Event()
+        self.committed = 0
+
+    def run(self):
+        while not self.stopping.is_set():
+            with self.Session(self.engine) as session:
+                row = self.Row()
+                row.title = f"row {self.committed}"
+                session.add(row)
+                session.commit()
+            self.committed += 1
+            time.sleep(self.interval)
+
+    def shipped(self, timeout=60):
+        """The Herald ids of every row, once the relay has shipped them all."""
+        self.stopping.set()
+        self.join(10)
+        wait_until(lambda: self.outbox.counts(self.engine)["pending"] == 0, timeout=timeout,
+                   message="the outbox shipping what was committed")
+        with self.engine.connect() as connection:
+            table = self.outbox.table
+            return [row[0] for row in connection.execute(
+                table.select().with_only_columns(table.c.herald_id))]
+
+    def close(self):
+        self.stopping.set()
+        self.outbox.stop()
+        self.outbox.close()
+        self.engine.dispose()
+
+
 def run(folder, clients=500, seconds=8.0):
     """The scenario; returns its figures (a dict)."""
     folder = Path(folder)
     cluster = RedisCluster(folder / "cluster")
     cluster.start()
-    server = bridge = crowd = None
+    server = bridge = crowd = outbox = None
     publishers, zmq_socket = [], None
     try:
         client = cluster.client()
@@ -94,9 +154,11 @@ def run(folder, clients=500, seconds=8.0):
         zmq, zmq_socket = zmq_publish(bridge)
         publishers = [TimedPublisher(rest_publisher(server, key, TOPIC + ".rest"), interval=0.02),
                       TimedPublisher(zmq, interval=0.02)]
-        for publisher in publishers:
+        outbox = OutboxWriter(server.url, key, folder)
+        for publisher in [*publishers, outbox]:
             publisher.start()
-        wait_until(lambda: all(len(p.accepted) >= 25 for p in publishers), timeout=60,
+        wait_until(lambda: all(len(p.accepted) >= 25 for p in publishers)
+                   and outbox.outbox.counts(outbox.engine)["sent"] >= 25, timeout=60,
                    message="publishing before the kill")
         victim = cluster.master_of(STREAM)
         killed_at = time.monotonic()
@@ -113,7 +175,8 @@ def run(folder, clients=500, seconds=8.0):
         for publisher in publishers:
             publisher.stop()
         cluster.wait_healthy()
-        accepted = [i for p in publishers for i in p.accepted]
+        shipped = outbox.shipped()
+        accepted = [i for p in publishers for i in p.accepted] + shipped
         marker = Bus(cluster.client()).publish(TOPIC + ".marker", "marker")
         wait_until(lambda: crowd.status(marker)["have"] == clients, timeout=60,
                    message="every client has the marker")
@@ -122,6 +185,7 @@ def run(folder, clients=500, seconds=8.0):
         return {
             "clients": clients, "acknowledged_rest": len(publishers[0].accepted),
             "acknowledged_zmq": len(publishers[1].accepted),
+            "acknowledged_outbox": len(shipped), "committed_outbox": outbox.committed,
             "refused_rest": publishers[0].refused, "refused_zmq": publishers[1].refused,
             "seconds_to_replica_taking_over": round(taken_over, 2),
             "seconds_to_first_acknowledged_after_kill": round(back_after, 2),
@@ -136,6 +200,8 @@ def run(folder, clients=500, seconds=8.0):
             publisher.stopping.set()
         if zmq_socket is not None:
             zmq_socket.close()
+        if outbox is not None:
+            outbox.close()
         for part in (crowd, bridge, server):
             if part is not None:
                 part.stop()
