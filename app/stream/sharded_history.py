@@ -56,8 +56,10 @@ def feed_latest(client, shards, user, topics, limit, wanted=EVERYTHING, before=N
         ends.append(end or "0-0")
         taken = [e for e in found if e["id"] in chosen]
         if len(taken) < len(found):  # the merge cut it: back on from the oldest taken
+            # (none taken: from where this page began in it; the newest page began at
+            # its newest entry, which ``before`` leaves out: above it, then)
             back.append(stream_id(taken[0]["id"]) if taken else
-                        _past(before[k] if before else end))
+                        before[k] if before else _past(end))
             more = True
         else:
             back.append(stream_id(following) if following else "0-0")
