@@ -55,7 +55,11 @@ def test_a_refused_token_leaves_no_reference_cycle(kind):
                 refuse()
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
-        left = [type(o).__name__ for o in gc.garbage if isinstance(o, BaseException)]
+        # A refusal raises no OSError; one in the garbage is another thread's of this
+        # test process (a client of an earlier test retrying a closed port), which the
+        # disabled collector gathered meanwhile: it once failed this test in a full run.
+        left = [type(o).__name__ for o in gc.garbage
+                if isinstance(o, BaseException) and not isinstance(o, OSError)]
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
