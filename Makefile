@@ -67,6 +67,7 @@ bench: setup-test
 	@$(PY) bench/bridge.py
 	@$(PY) bench/redis_ceiling.py
 	@$(PY) bench/rest_publish.py
+	@$(PY) bench/reconnect.py
 	@$(PY) bench/idle_memory.py
 	@$(PY) bench/spark_rollup.py
 	@$(PY) bench/spark_cluster.py

@@ -24,6 +24,7 @@ def create_app(config=None):
     from app.stream import shards
     from app.web import client_files, extensions, i18n, json_body, rate_limits, security
     from app.web.api import bp as api_bp
+    from app.web.api import fast_publish
     from app.web.auth import bp as auth_bp
     from app.web.pages import bp as pages_bp
     from app.webhooks import figures as webhook_figures
@@ -54,6 +55,7 @@ def create_app(config=None):
     rate_limits.init_app(app, api_bp, built.limiter)
     webhook_figures.init_app(built)
 
+    fast_publish.install(app)  # behind every middleware below (app/web/api/fast_publish.py)
     security.check_hosts(app)  # Flask's requests here, Socket.IO's in its server (services.py)
     services.mount_socketio(app, built)
     security.trust_proxies(app)

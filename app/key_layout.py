@@ -30,6 +30,7 @@ import importlib
 import logging
 import threading
 import time
+import weakref
 from fnmatch import fnmatchcase
 
 import redis
@@ -57,21 +58,34 @@ def connect(url, **options):
         migrate(client)
     except UNAVAILABLE as exc:
         log.warning("could not check the key layout (Redis unreachable: %s); will once it answers", exc)
-        threading.Thread(target=_migrate_when_back, args=(client,), daemon=True,
+        threading.Thread(target=_migrate_when_back, args=(weakref.ref(client),), daemon=True,
                          name="herald-key-layout").start()
     return client
 
 
-def _migrate_when_back(client, first=1.0, most=30.0, sleep=time.sleep):
+def _migrate_when_back(client_ref, first=1.0, most=30.0, sleep=time.sleep):
+    """Move the keys once the Redis of ``client_ref()`` answers, trying again with a
+    growing wait. The client is held by a weak reference: once its owner lets it go
+    (a test's Redis stopped and its client dropped), this ends, rather than knock for
+    ever on a port that may by then be another server's. Any Redis error is waited
+    out, not only "unreachable": a port that answers but not as Redis (InvalidResponse)
+    too, said in the log."""
     from app.redis_client import UNAVAILABLE
     wait = first
     while True:
         sleep(wait)
+        client = client_ref()
+        if client is None:
+            return
         try:
             migrate(client)
             return
-        except UNAVAILABLE:
+        except redis.RedisError as exc:
+            if not isinstance(exc, UNAVAILABLE):
+                log.warning("could not check the key layout (%s); trying again in %.0f s", exc, wait)
             wait = min(wait * 2, most)
+        finally:
+            del client
 
 
 def prefix_moved(old_prefix, new_prefix):

@@ -2,7 +2,9 @@
 and a feed observer that timestamps each item as it enters the DOM."""
 import contextlib
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -15,15 +17,19 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.users import accounts, subscriptions  # noqa: E402
 from tests.integration.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in  # noqa: E402
-from tests.support import LiveServer, RedisServer  # noqa: E402
+from tests.support import LiveServer, RedisServer, free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-# Records Date.now() for each feed item as it is first inserted, by notification id.
+# The page's wall clock in ms to a fraction (Date.now() has whole milliseconds: a page's
+# share of about a millisecond was read as 1 or 2). Both observers below use it.
+PAGE_CLOCK = "performance.timeOrigin + performance.now()"
+
+# Records the time each feed item is first inserted, by notification id.
 OBSERVER = """() => {
   window.seenAt = {};
   new MutationObserver(function (mutations) {
-    var now = Date.now();
+    var now = __NOW__;
     mutations.forEach(function (m) {
       m.addedNodes.forEach(function (node) {
         var id = node.getAttribute && node.getAttribute('data-id');
@@ -31,7 +37,32 @@ OBSERVER = """() => {
       });
     });
   }).observe(document.getElementById('feed'), {childList: true});
-}"""
+}""".replace("__NOW__", PAGE_CLOCK)
+
+# Installed before the page's own scripts: records the time each notification id
+# first arrives on any WebSocket of the page, before the page's code has seen the frame.
+# The listener is the socket's first, so OBSERVER's time less this one is the page's
+# share (decode, dispatch, draw) and this one less the publish is the server's and the
+# wire's (bench/browser_latency.py).
+ARRIVALS = """(() => {
+  window.arrivedAt = {};
+  var Native = window.WebSocket, ids = /"id": ?"(\\d+-\\d+)"/g;
+  function Recorded(url, protocols) {
+    var socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    socket.addEventListener('message', function (event) {
+      var now = __NOW__, match;
+      if (typeof event.data !== 'string') return;
+      ids.lastIndex = 0;
+      while ((match = ids.exec(event.data))) {
+        if (!(match[1] in window.arrivedAt)) window.arrivedAt[match[1]] = now;
+      }
+    });
+    return socket;
+  }
+  Recorded.prototype = Native.prototype;
+  ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED'].forEach(function (name) { Recorded[name] = Native[name]; });
+  window.WebSocket = Recorded;
+})();""".replace("__NOW__", PAGE_CLOCK)
 
 
 @contextlib.contextmanager
@@ -56,13 +87,54 @@ def stack(topics=("bench",), admin=False, **server_env):
 
 @contextlib.contextmanager
 def browser_page(server):
-    """Headless Chromium signed in as `bench`, with the feed observer installed."""
+    """Headless Chromium signed in as `bench`, with the feed observer and the
+    arrivals recorder installed."""
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page()
+        page.add_init_script(ARRIVALS)
         sign_in(page, server, "bench", "bench-password")
         page.evaluate(OBSERVER)
         try:
+            yield page
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def minimal_relay(redis_url):
+    """bench/peers/minimal_relay.py on a free port (the floor of a relay and of a
+    handshake): yields (its base URL, its process)."""
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen([sys.executable, str(ROOT / "bench/peers/minimal_relay.py")],
+                               env=dict(os.environ, REDIS_URL=redis_url, PORT=str(port)),
+                               stdout=subprocess.PIPE, stderr=log)
+    try:
+        line = process.stdout.readline().decode().strip()
+        if line != "listening":
+            log.seek(0)
+            raise SystemExit(f"minimal_relay did not start: {line!r} {log.read()[-2000:]!r}")
+        yield f"http://127.0.0.1:{port}", process
+    finally:
+        process.terminate()
+        process.wait(15)
+        process.stdout.close()
+        log.close()
+
+
+@contextlib.contextmanager
+def plain_page(url, ready="window.relayReady === true"):
+    """Headless Chromium on ``url`` (no sign-in), once ``ready`` holds, with the feed
+    observer installed: the same harness as browser_page for a page that is not Herald's."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.add_init_script(ARRIVALS)
+        try:
+            page.goto(url)
+            page.wait_for_function(ready, timeout=15000)
+            page.evaluate(OBSERVER)
             yield page
         finally:
             browser.close()

@@ -4,7 +4,9 @@ For each server (Herald, one process; ``herald-sse``, the same with its
 clients on Server-Sent Events (GET /api/stream) instead of Socket.IO;
 ``herald2``, two Herald processes sharing the port; peer (a), a Redis subscription per connection,
 bench/peers/per_connection.py; peer (b), Node.js Socket.IO 4 relaying Redis
-pub/sub, bench/peers/node/server.js), on a fresh redis-server:
+pub/sub, bench/peers/node/server.js; ``floor``, the least a relay must do: one
+epoll loop, each frame built once, one non-blocking send per client,
+bench/peers/floor.py), on a fresh redis-server:
 
 - ``--clients`` websocket clients from Node load generators (``--loadgens``
   separate processes of bench/loadgen.js, 2 by default, so that one
@@ -17,9 +19,20 @@ pub/sub, bench/peers/node/server.js), on a fresh redis-server:
 - first, on the fresh server: its memory per idle connection, the RSS
   growth over ``--idle`` connections divided by their number.
 
-Ratios against the peers come from the same run, so machine noise cancels.
+Ratios against the peers come from the same run, so machine noise cancels. With
+``floor`` among the servers, Herald's CPU per delivery is printed as a ratio to the
+floor's at each rate (``floor_ratio`` in the JSON, in Herald's rates).
 
-    .venv/bin/python bench/fanout.py [--servers herald,herald2,per_connection,node]
+Over loopback, a TCP segment is received (the client side's TCP and its wake-up) in
+the context of whoever makes it go out. A server with TCP_NODELAY (Herald since
+8ffd9e5, Node's ``ws``, the floor) sends a segment per frame and pays for its
+clients' receiving at every send; one with Nagle's algorithm (c573371) holds what a
+client has not acknowledged yet, so at 100k/s and up its segments are fewer and
+bigger (less work on both sides, later: p50 at 400k/s ~1.7x) and many go out when a
+client's ACK comes in, charged to the client. The server's own CPU per delivery
+moves with that socket option alone; ``with_clients_cpu_us_per_delivery`` counts both together.
+
+    .venv/bin/python bench/fanout.py [--servers herald,herald2,per_connection,node,floor]
         [--clients 1000] [--rates 20,50,100,150] [--seconds 5] [--idle 5000]
 """
 import argparse
@@ -75,7 +88,7 @@ class Peer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, REDIS_URL=redis_url, PORT=str(self.port))
-        command = ([sys.executable, "bench/peers/per_connection.py"] if kind == "per_connection"
+        command = ([sys.executable, f"bench/peers/{kind}.py"] if kind in ("per_connection", "floor")
                    else ["node", str(NODE_PEER / "server.js")])
         self.log = open(Path(folder) / f"{kind}.log", "wb")
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -185,6 +198,10 @@ def run_rate(kind, url, token, pids, bus, args, rate):
                   deliveries_per_s=result["deliveries"] / seconds)
     result["cpu_us_per_delivery"] = (cpu * 1e6 / result["deliveries_per_s"]
                                      if result["deliveries_per_s"] else None)
+    # The server's and the load generators' CPU together: over loopback, where a TCP
+    # segment's receiving is charged depends on the sender's TCP_NODELAY (see the module).
+    result["with_clients_cpu_us_per_delivery"] = ((cpu + loadgen_cpu) * 1e6 / result["deliveries_per_s"]
+                                                  if result["deliveries_per_s"] else None)
     return result
 
 
@@ -224,34 +241,21 @@ def measure(kind, args):
 
 
 HERALD_PROCESSES = {"herald": 1, "herald2": 2, "herald-sse": 1}
-LABELS = {"herald": "Herald (one process)",
-          "herald-sse": "Herald, Server-Sent Events (one process)",
-          "herald2": "Herald (two processes, one port)",
-          "per_connection": "peer (a): a subscription per connection",
-          "node": "peer (b): Node.js Socket.IO 4"}
-
-
-def plot(results, clients, path):
-    """Latency (p50 and p99) against deliveries/s, one line per server, log scales."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    figure, axes = plt.subplots(figsize=(8, 5), dpi=110)
-    for kind, result in results.items():
-        runs = sorted(result["rates"], key=lambda r: r["deliveries_per_s"])
-        rates = [r["deliveries_per_s"] for r in runs]
-        line, = axes.plot(rates, [r["p99_ms"] for r in runs], marker="o", label=f"{LABELS[kind]}, p99")
-        axes.plot(rates, [r["p50_ms"] for r in runs], marker=".", linestyle="--",
-                  color=line.get_color(), label=f"{LABELS[kind]}, p50")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel(f"deliveries per second ({clients} websocket clients)")
-    axes.set_ylabel("publish-to-client latency (ms)")
-    axes.set_title("Fan-out: latency against delivery rate (2 cores, one run)")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path)
+def floor_ratios(results):
+    """Herald's CPU per delivery over the floor's, rate by rate (same rates, same run),
+    printed and stored as ``floor_ratio`` in Herald's rates; with the load generators'
+    CPU counted in on both sides, ``floor_ratio_with_clients``."""
+    floor = {r["rate"]: r for r in results["floor"]["rates"]}
+    cells = []
+    for run in results["herald"]["rates"]:
+        base = floor.get(run["rate"], {})
+        for field, name in (("cpu_us_per_delivery", "floor_ratio"),
+                            ("with_clients_cpu_us_per_delivery", "floor_ratio_with_clients")):
+            run[name] = (run[field] / base[field] if base.get(field) and run[field] else None)
+        cells.append(f"{run['rate']}/s: {run['cpu_us_per_delivery'] or 0:.1f} / "
+                     f"{base.get('cpu_us_per_delivery') or 0:.1f} µs = {run['floor_ratio'] or 0:.2f}x "
+                     f"({run['floor_ratio_with_clients'] or 0:.2f}x with the clients' CPU)")
+    print("  Herald's CPU per delivery / the floor's: " + ",  ".join(cells))
 
 
 def main():
@@ -279,6 +283,8 @@ def main():
         memory = result["memory"]
         print(f"  {kind:15}" + "  ".join(cells) +
               (f"   {memory['kib_per_connection']:.1f} KiB/idle conn" if memory else ""))
+    if "herald" in results and "floor" in results:
+        floor_ratios(results)
     best = {kind: max(r["deliveries_per_s"] for r in result["rates"]) for kind, result in results.items()}
     if "herald" in best:
         for kind in best:
@@ -287,6 +293,7 @@ def main():
             elif kind != "herald":
                 print(f"  Herald's best / {kind}'s best: {best['herald'] / best[kind]:.2f}x")
     if args.plot:
+        from fanout_plot import plot
         plot(results, args.clients, args.plot)
         print(f"plot written to {args.plot}")
     print(f"written to {save('fanout', {'clients': args.clients, 'results': results})}")

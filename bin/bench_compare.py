@@ -6,7 +6,10 @@ unnoticed: figures measured on different days, or on a busy machine, could not
 show it. This runs each bench on REF and on the working tree in turns (REF,
 then this tree, then again for ``--rounds``), so both meet the same machine,
 and prints every figure with the ratio this tree / REF, marked when it moved
-the wrong way by more than ``--tolerance``.
+by more than ``--tolerance`` and by more than the spread between its rounds
+(3 by default: a change smaller than the noise is not a change), and beside
+it the floor the same bench measured in the same run (bench/compare_benches.py)
+with the ratio this tree / floor, which docs/capacity.md sets goals on.
 
 REF is checked out into a git worktree under ``var/bench-compare/`` with this
 tree's ``.venv`` and ``node_modules``. Both sides run this tree's harness
@@ -27,17 +30,23 @@ bench/results/<name>.json, read back here):
 - ``storm-20``, ``storm-plain-5k``: issue 24's targets, 5,000 clients of each
   kind at 20 notifications/s (100,000 live deliveries a second): every client
   back, live delay, and the restarted process's peak against the steady RSS;
-- ``fanout``: 1,000 clients at 100k and 400k deliveries/s, and the memory of
-  5,000 idle connections (bench/fanout.py);
+- ``fanout``: 1,000 clients at 20k, 100k and 400k deliveries/s beside the floor
+  server (bench/peers/floor.py), and the memory of 5,000 idle connections
+  (bench/fanout.py);
 - ``sse``: the same fan-out to 1,000 Server-Sent Events streams at 20k and
   100k deliveries/s;
 - ``bridge``: ZeroMQ ingest, fire-and-forget and confirmed (bench/bridge.py);
 - ``rest``: REST publishes a second into one web process, 8 keep-alive
-  publishers (bench/rest_publish.py);
-- ``latency``: publish-to-browser, one at a time (bench/browser_latency.py).
+  publishers, beside a minimal gevent endpoint with the same key check and
+  script (bench/rest_publish.py);
+- ``edit``: one user's edit on the example board to another user's page;
+- ``latency``: publish-to-browser, one at a time, 1,000 of them, beside a
+  minimal relay (bench/browser_latency.py);
+- ``reconnect``: a client's reconnect (token, subscribe, replay) beside a bare
+  websocket handshake (bench/reconnect.py).
 
     make bench-compare REF=main~3
-    .venv/bin/python bin/bench_compare.py --ref 427672b --rounds 2 --only fanout,bridge
+    .venv/bin/python bin/bench_compare.py --ref 427672b --rounds 3 --only fanout,rest,latency,reconnect
 """
 import argparse
 import json
@@ -48,84 +57,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 
-
-
-def _storm_at_20(out, clients, *extra):
-    """Issue 24's storm: 5,000 ``clients`` at 20 notifications/s (100,000 deliveries/s),
-    its results in bench/results/``out``.json."""
-    command = ["bench/storm.py", "--clients", "5000", "--rate", "20", "--configs", "default",
-               *extra, "--out", out]
-    label = f"storm ({clients}, 20/s)"
-    return command, out, [
-        (f"{label}: all clients back (s)", ("results", "default", "all_back_ms"), "lower", 1e-3),
-        (f"{label}: live delay p99 (ms)", ("results", "default", "storm_live_p99_ms"), "lower", 1),
-        (f"{label}: peak RSS (MB)", ("results", "default", "peak_rss_mb"), "lower", 1),
-        (f"{label}: steady RSS before the kill (MB)", ("results", "default", "steady_rss_mb"),
-         "lower", 1),
-    ]
-
-
-# name -> (command after the interpreter, results file, [(figure, path in the JSON, better)])
-BENCHES = {
-    "storm": (["bench/storm.py", "--clients", "5000", "--configs", "default"], "storm", [
-        ("storm (5,000 herald.js): all clients back (s)", ("results", "default", "all_back_ms"),
-         "lower", 1e-3),
-        ("storm (5,000 herald.js): live delay p99 (ms)",
-         ("results", "default", "storm_live_p99_ms"), "lower", 1),
-        ("storm (5,000 herald.js): peak RSS (MB)", ("results", "default", "peak_rss_mb"), "lower", 1),
-        ("storm (5,000 herald.js): retry-later refusals", ("results", "default", "busy_refusals"),
-         "lower", 1),
-    ]),
-    "storm-plain": (["bench/storm.py", "--clients", "2000", "--rate", "20", "--configs", "default",
-                     "--plain", "--out", "storm-plain"], "storm-plain", [
-        ("storm (2,000 plain, 20/s): all clients back (s)", ("results", "default", "all_back_ms"),
-         "lower", 1e-3),
-        ("storm (2,000 plain, 20/s): worst live delay (ms)",
-         ("results", "default", "storm_live_max_ms"), "lower", 1),
-        ("storm (2,000 plain, 20/s): peak RSS (MB)", ("results", "default", "peak_rss_mb"),
-         "lower", 1),
-    ]),
-    "storm-20": _storm_at_20("storm-20", "5,000 herald.js"),
-    "storm-plain-5k": _storm_at_20("storm-plain-5k", "5,000 plain", "--plain"),
-    "fanout": (["bench/fanout.py", "--servers", "herald", "--clients", "1000", "--rates", "100,400",
-                "--seconds", "5", "--idle", "5000"], "fanout", [
-        ("fanout 100k/s: CPU per delivery (µs)",
-         ("results", "herald", "rates", 0, "cpu_us_per_delivery"), "lower", 1),
-        ("fanout 100k/s: p99 (ms)", ("results", "herald", "rates", 0, "p99_ms"), "lower", 1),
-        ("fanout 400k/s: CPU per delivery (µs)",
-         ("results", "herald", "rates", 1, "cpu_us_per_delivery"), "lower", 1),
-        ("fanout 400k/s: p99 (ms)", ("results", "herald", "rates", 1, "p99_ms"), "lower", 1),
-        ("memory per idle connection (KiB)",
-         ("results", "herald", "memory", "kib_per_connection"), "lower", 1),
-    ]),
-    "sse": (["bench/fanout.py", "--servers", "herald-sse", "--clients", "1000", "--rates",
-             "20,100", "--seconds", "5", "--idle", "0"], "fanout", [
-        ("SSE 20k/s: CPU per delivery (µs)",
-         ("results", "herald-sse", "rates", 0, "cpu_us_per_delivery"), "lower", 1),
-        ("SSE 100k/s: CPU per delivery (µs)",
-         ("results", "herald-sse", "rates", 1, "cpu_us_per_delivery"), "lower", 1),
-        ("SSE 100k/s: p99 (ms)", ("results", "herald-sse", "rates", 1, "p99_ms"), "lower", 1),
-    ]),
-    "bridge": (["bench/bridge.py", "--count", "50000"], "bridge", [
-        ("bridge fire-and-forget (/s)", ("fire_and_forget_per_s",), "higher", 1),
-        ("bridge confirmed, 256 in flight (/s)", ("confirmed_pipelined_per_s",), "higher", 1),
-        ("raw PUSH/PULL, the machine's own pace (/s)", ("raw_push_pull_per_s",), "reference", 1),
-    ]),
-    "rest": (["bench/rest_publish.py", "--clients", "8", "--seconds", "5"], "rest_publish", [
-        ("REST publishes a second (8 publishers)", ("publishes_per_s",), "higher", 1),
-        ("REST publish: server CPU per publish (µs)", ("server_cpu_us_per_publish",), "lower", 1),
-    ]),
-    "edit": (["bench/edit_latency.py", "--count", "100", "--gap", "50"], "edit_latency", [
-        ("edit-to-other-browser, example board, median (ms)", ("latency_ms", "median"), "lower", 1),
-        ("edit-to-other-browser, example board, p99 (ms)", ("latency_ms", "p99"), "lower", 1),
-    ]),
-    "latency": (["bench/browser_latency.py", "--count", "100", "--gap", "50"], "browser_latency", [
-        ("publish-to-browser median (ms)", ("latency_ms", "median"), "lower", 1),
-        ("publish-to-browser p99 (ms)", ("latency_ms", "p99"), "lower", 1),
-        ("REST publish call median (ms)", ("rest_publish_ms", "median"), "lower", 1),
-    ]),
-}
+from compare_benches import BENCHES  # noqa: E402
 
 
 def git(*args, cwd=ROOT):
@@ -149,8 +83,9 @@ def checkout(ref):
 def run(tree, name, log, harness=ROOT):
     """Run bench ``name`` in ``tree``, with ``harness``'s bench/ and test helpers; its
     results JSON, or None when it failed."""
-    command, results, _figures = BENCHES[name]
-    path = harness / "bench" / "results" / f"{results}.json"
+    bench = BENCHES[name]
+    command = [*bench.command, *(bench.floor_args if harness == ROOT else ())]
+    path = harness / "bench" / "results" / f"{bench.results}.json"
     path.unlink(missing_ok=True)
     started = time.monotonic()
     with open(log, "a") as out:
@@ -177,34 +112,61 @@ def figure(result, path, scale):
         return None
 
 
+def spread(values):
+    """How far apart the runs of one side landed: (max - min) / median, 0 for one run."""
+    middle = statistics.median(values)
+    return (max(values) - min(values)) / middle if len(values) > 1 and middle else 0.0
+
+
+def verdict(ratio, better, noise):
+    """``worse``/``better`` when the ratio moved past ``noise`` (the tolerance, or the
+    spread between rounds when that is wider), else ``""``: a change smaller than the
+    spread is not a change."""
+    if better == "reference" or abs(ratio - 1) <= noise:
+        return ""
+    return "worse" if (ratio > 1) == (better == "lower") else "better"
+
+
 def table(measured, tolerance):
-    """Markdown rows: figure, REF, this tree, ratio, and a mark when it got worse."""
-    rows = ["| figure | REF | this tree | this / REF |", "|---|---|---|---|"]
+    """Markdown rows: figure, each side's runs, the spread, this / REF (marked only past
+    the spread), and the floor measured beside this tree with this / floor; the count of
+    figures that got worse."""
+    rows = ["| figure | REF | this tree | spread | this / REF | floor | this / floor |",
+            "|---|---|---|---|---|---|---|"]
     worse = 0
-    for name, (_command, _results, figures) in BENCHES.items():
+    shown = lambda vs: ", ".join(f"{v:,.1f}" for v in vs)  # noqa: E731
+    for name, bench in BENCHES.items():
         if name not in measured:
             continue
-        for label, path, better, scale in figures:
-            values = {side: [v for r in measured[name][side] if (v := figure(r, path, scale)) is not None]
+        for fig in bench.figures:
+            values = {side: [v for r in measured[name][side]
+                             if (v := figure(r, fig.path, fig.scale)) is not None]
                       for side in ("ref", "head")}
+            floors = [v for r in measured[name]["head"]
+                      if fig.floor and (v := figure(r, fig.floor, fig.scale)) is not None]
+            head = statistics.median(values["head"]) if values["head"] else None
+            floor_cells = (f"{shown(floors)} | {head / statistics.median(floors):.2f}"
+                           if floors and head is not None and statistics.median(floors) else " | ")
             if not values["ref"] or not values["head"]:
-                rows.append(f"| {label} | {values['ref'] or 'failed'} | {values['head'] or 'failed'} | |")
+                rows.append(f"| {fig.label} | {shown(values['ref']) or 'failed'} | "
+                            f"{shown(values['head']) or 'failed'} | | | {floor_cells} |")
                 continue
-            ref, head = statistics.median(values["ref"]), statistics.median(values["head"])
+            ref = statistics.median(values["ref"])
             ratio = head / ref if ref else (1.0 if not head else float("inf"))  # 0 and 0: the same
-            bad = (ratio > 1 + tolerance if better == "lower" else ratio < 1 - tolerance
-                   if better == "higher" else False)  # "reference": the machine, not Herald
-            worse += bad
-            shown = lambda vs: ", ".join(f"{v:,.1f}" for v in vs)  # noqa: E731
-            rows.append(f"| {label} | {shown(values['ref'])} | {shown(values['head'])} | "
-                        f"{ratio:.2f}{' **worse**' if bad else ''} |")
+            noise = max(spread(values["ref"]), spread(values["head"]))
+            moved = verdict(ratio, fig.better, max(tolerance, noise))
+            worse += moved == "worse"
+            rows.append(f"| {fig.label} | {shown(values['ref'])} | {shown(values['head'])} | "
+                        f"±{noise / 2:.0%} | {ratio:.2f}{f' **{moved}**' if moved else ''} | "
+                        f"{floor_cells} |")
     return rows, worse
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ref", required=True, help="the git ref to compare with")
-    parser.add_argument("--rounds", type=int, default=1, help="runs of each bench on each side")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs of each bench on each side (3: a spread to judge a change by)")
     parser.add_argument("--only", default=",".join(BENCHES), help="benches to run, comma-separated")
     parser.add_argument("--tolerance", type=float, default=0.10,
                         help="a ratio this far the wrong way is marked worse")
@@ -236,7 +198,8 @@ def main():
           f"medians of the runs shown:")
     print("\n".join(rows))
     if worse:
-        print(f"\n{worse} figure(s) moved the wrong way by more than {args.tolerance:.0%}: "
+        print(f"\n{worse} figure(s) moved the wrong way by more than {args.tolerance:.0%} and "
+              "by more than the spread between rounds: "
               "a bug to fix or a cost to justify (the raw PUSH/PULL row is the machine's own "
               "pace in the same run: when it moved too, suspect the machine).")
 

@@ -6,11 +6,22 @@
 - the example on ``EXAMPLE_PORT`` (5001), with an API key of its own (made
   once and kept in ``var/example/``, where its database also lives) and the
   same JWT secret, so that it publishes and mints tokens for its own users.
+
+Beside a running ``make run`` it finds its own places (:func:`free_places`):
+a setting whose default (or ``.env`` value, which ``make run`` shares) is
+taken (``VAR_DIR`` with a stack running in it, ``PORT``, ``EXAMPLE_PORT``,
+the three ``BRIDGE_*`` endpoints) gets a free one, said in one line each, and
+the URLs it prints are the ones it chose. A setting given on the command line
+(``PORT=5100 make example``) is kept, and refused as ``make run`` refuses it
+when it is taken.
 """
+import contextlib
 import os
 import secrets
+import socket
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -18,7 +29,13 @@ sys.path.insert(0, str(ROOT / "bin"))
 
 import stack  # noqa: E402
 
-from app.settings import get, var_dir  # noqa: E402
+from app.settings import (  # noqa: E402
+    export,
+    get,
+    is_set,
+    load_env_file,
+    var_dir,
+)
 from app.settings import port as config_port  # noqa: E402
 from app.users import accounts  # noqa: E402
 
@@ -50,7 +67,49 @@ def api_key(client, folder, name=KEY_NAME):
     return secret_file(path, lambda: key)
 
 
+def any_free_port(host, held):
+    """A port on ``host`` that nothing listens on now (the kernel's choice). The probe
+    stays bound in ``held`` until every choice is made, so two settings never get the
+    same port (the kernel may hand a just-closed port out again)."""
+    probe = held.enter_context(socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET))
+    probe.bind((host, 0))
+    return probe.getsockname()[1]
+
+
+def free_places():
+    """Give each setting that is unset and whose default is taken a free one (in this
+    process's environment, which the stack hands to its children); a line per choice."""
+    if not is_set("VAR_DIR"):
+        taken = var_dir()
+        pid, running = stack.stack_pid(taken)
+        if running:
+            export("VAR_DIR", taken / "example-stack")
+            stack.say(f"a stack (pid {pid}) runs in {taken}: the example's Herald keeps "
+                      f"its state in {var_dir()} (VAR_DIR)")
+    with contextlib.ExitStack() as held:
+        _free_ports(get("HOST"), held)
+
+
+def _free_ports(host, held):
+    for name in ("PORT", "EXAMPLE_PORT"):
+        if not is_set(name) and not stack.port_free(host, get(name)):
+            taken, chosen = get(name), any_free_port(host, held)
+            export(name, chosen)
+            stack.say(f"port {taken} is taken: {name}={chosen}")
+    for name in ("BRIDGE_PULL", "BRIDGE_XPUB", "BRIDGE_ROUTER"):
+        endpoint = urlsplit(get(name))
+        bind_host = "0.0.0.0" if endpoint.hostname == "*" else endpoint.hostname  # noqa: S104
+        if (is_set(name) or endpoint.scheme != "tcp" or not endpoint.port
+                or stack.port_free(bind_host, endpoint.port)):
+            continue
+        chosen = f"tcp://{endpoint.hostname}:{any_free_port(bind_host, held)}"
+        export(name, chosen)
+        stack.say(f"{endpoint.geturl()} is taken: {name}={chosen}")
+
+
 def main():
+    load_env_file()
+    free_places()
     folder = var_dir() / "example"
     port = config_port()
     example_port = get("EXAMPLE_PORT")

@@ -10,6 +10,8 @@
   workers: the ZeroMQ bridge (ports 5557-5559, see workers/zmq_bridge.py)
   the archiver (var/archive/, the Spark rollup's input), the digest
   worker (emails through ``SMTP_URL``) and the webhook worker; with ``DEMO=1`` also a demo publisher.
+- Settings: the environment, then the project's ``.env`` (``ENV_FILE``), which
+  ``make example`` and ``bin/flask`` read too: ``VAR_DIR=…`` once there.
 - Logs: the children write to the supervisor's stderr, as text when that is a
   terminal and as JSON lines otherwise (``LOG_FORMAT`` overrides).
 - A child that dies is restarted with backoff, the private redis-server too (same
@@ -38,6 +40,7 @@ from app.settings import (  # noqa: E402
     child_environment,
     export_default,
     get,
+    load_env_file,
     private_redis_socket,
     var_dir,
 )
@@ -175,24 +178,34 @@ def web_process_count():
     return get("WEB_PROCESSES")
 
 
+def stack_pid(folder):
+    """The pid named by ``folder``'s ``stack.pid`` (another process's, not this one's),
+    and whether that process still runs: ``(None, False)`` when there is none."""
+    try:
+        other = int((folder / "stack.pid").read_text())
+    except (OSError, ValueError):
+        return None, False
+    if other == os.getpid():
+        return None, False
+    try:
+        os.kill(other, 0)
+    except ProcessLookupError:
+        return other, False
+    except PermissionError:
+        pass  # another user's process: it runs
+    return other, True
+
+
 def claim_pidfile():
     """Write ``var/stack.pid``; refuse with a clear message when a stack already runs
     on this VAR_DIR (a pid file of a process that is gone is stale: taken over)."""
     path = var_dir() / "stack.pid"
-    try:
-        other = int(path.read_text())
-    except (OSError, ValueError):
-        other = None
-    if other and other != os.getpid():
-        try:
-            os.kill(other, 0)
-        except ProcessLookupError:
-            say(f"taking over from a stack (pid {other}) that did not stop cleanly")
-        except PermissionError:
-            raise SystemExit(f"herald: a stack already runs here (pid {other}, {path})") from None
-        else:
-            raise SystemExit(f"herald: a stack already runs here (pid {other}); stop it "
-                             f"(Ctrl-C in its terminal, or kill {other}) or use another VAR_DIR")
+    other, running = stack_pid(var_dir())
+    if other and not running:
+        say(f"taking over from a stack (pid {other}) that did not stop cleanly")
+    elif running:
+        raise SystemExit(f"herald: a stack already runs here (pid {other}); stop it "
+                         f"(Ctrl-C in its terminal, or kill {other}) or use another VAR_DIR")
     path.write_text(str(os.getpid()))
     return path
 
@@ -200,7 +213,9 @@ def claim_pidfile():
 def main(extra_env=None, extra_children=None):
     """Run the stack until Ctrl-C. ``extra_env`` is added to every child's
     environment; ``extra_children(client, env)``, when given, returns more
-    children to supervise (``make example`` adds the example app so)."""
+    children to supervise (``make example`` adds the example app so). The project's
+    ``.env`` is read first (``VAR_DIR=…`` written once there)."""
+    load_env_file()
     host = get("HOST")
     port = config_port()
     web_processes = web_process_count()

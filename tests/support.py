@@ -34,10 +34,56 @@ SERVER_ROOT = Path(os.environ.get("HERALD_SERVER_ROOT") or ROOT)
 NAMESPACE = "/notifications"
 
 
+# Ports for servers the tests start come from 10000-19999, below the kernel's
+# ephemeral range (32768-60999 here), split between xdist workers: a port the
+# kernel picked for bind(0) could be picked again for the next call, or handed to
+# an outgoing connection, before the server meant for it binds it (CI once got
+# the same port for two of the bridge's three endpoints). A Redis Cluster node's
+# bus port (10,000 above it) then falls in 20000-29999, which nothing else takes.
+# Only the test process itself takes from its slice: a process it starts (a bench
+# script run by a test) would walk the same slice from another place, onto ports
+# the test process handed out before; it takes the kernel's choice instead, never
+# the same one twice.
+PORTS_FIRST, PORTS_END = 10000, 20000
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_OWNER = f"HERALD_TEST_PORTS_{_WORKER or 'MAIN'}"  # the pid whose slice it is
+os.environ.setdefault(_OWNER, str(os.getpid()))
+
+
+def _port_slice():
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    index = int(_WORKER[2:]) if _WORKER.startswith("gw") and _WORKER[2:].isdigit() else 0
+    width = (PORTS_END - PORTS_FIRST) // max(count, 1)
+    first = PORTS_FIRST + (index % max(count, 1)) * width
+    return range(first, first + width)
+
+
+_PORTS = _port_slice() if os.environ[_OWNER] == str(os.getpid()) else None
+_next_port = itertools.count(int.from_bytes(os.urandom(2), "big") % 10000)
+_handed_out = set()  # by the kernel's choice, in a process that has no slice
+
+
 def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A loopback port no server holds, never the same twice from this process
+    (see PORTS_FIRST)."""
+    if _PORTS is None:
+        for _ in range(100):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
+        raise AssertionError("the kernel gave only ports handed out before")
+    for _ in range(len(_PORTS)):
+        port = _PORTS[next(_next_port) % len(_PORTS)]
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError(f"no free loopback port in {_PORTS.start}-{_PORTS.stop - 1}")
 
 
 def wait_until(predicate, timeout=5.0, interval=0.02, message="condition"):
@@ -66,6 +112,50 @@ def wait_for(read, holds, timeout=10.0, message="condition"):
     except AssertionError as error:
         raise AssertionError(f"{error}; last read: {last[0] if last else None!r}") from None
     return last[0]
+
+
+class Supervised:
+    """A script of this checkout (``bin/stack.py``, ``bin/example.py``) in its own
+    process with ``env``, its output collected line by line; stopped with Ctrl-C, as a
+    user stops it (a supervisor stops its own children then)."""
+
+    def __init__(self, script, env):
+        self.lines = []
+        self.process = subprocess.Popen([sys.executable, script], cwd=ROOT, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def output(self):
+        return "".join(self.lines)
+
+    def said(self, pattern, timeout=60):
+        """The first match of ``pattern`` in the output, once it is there."""
+        try:
+            return wait_until(lambda: re.search(pattern, self.output()), timeout=timeout,
+                              message=repr(pattern))
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the output:\n{self.output()}") from None
+
+    def stop(self):
+        """Make sure it is gone (a no-op after a clean exit): Ctrl-C first, so that it
+        stops its children (in sessions of their own, they would outlive a SIGKILL of
+        it), SIGKILL last. Its exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.reader.join(5)
+        self.process.stdout.close()
+        return self.process.returncode
 
 
 class RedisServer:

@@ -16,6 +16,10 @@ it was alone, made no earlier than it was asked for). One connect alone
 waits for nothing but its own round trip. A failure reaches every reader
 of that batch, as the same error a read of its own would have raised.
 
+A connect asks for its subscriptions (:meth:`BatchedReads.ask`) as soon as
+its token names the user, before it waits for the user's record: both go in
+the same pipeline, one round trip where they were two.
+
 Reads that every connect makes alike (the stream's state, which each replay
 needs) are :meth:`BatchedReads.shared`: one read answers all who asked for
 it in the same turn, made after the last of them asked.
@@ -34,6 +38,26 @@ class _Batch:
         self.error = None
         self.done = done
         self.sealed = False
+
+
+class Asked:
+    """A read asked of :meth:`BatchedReads.ask`; ``args`` what it was asked with."""
+
+    __slots__ = ("batch", "index", "args")
+
+    def __init__(self, batch, index, args):
+        self.batch, self.index, self.args = batch, index, args
+
+    def result(self):
+        """The read's answer, once its pipeline is back; raises its error, or the batch's."""
+        batch = self.batch
+        batch.done.wait()
+        if batch.error is not None:
+            raise batch.error
+        result = batch.results[self.index]
+        if isinstance(result, Exception):
+            raise result
+        return result
 
 
 class BatchedReads:
@@ -66,6 +90,21 @@ class BatchedReads:
     def smembers(self, key):
         return self._read("smembers", key)
 
+    def ask(self, command, *args):
+        """A read sent with this moment's others, not waited for: its :class:`Asked`,
+        whose ``result()`` waits for the answer (so that a connect's next read, asked
+        before it waits, goes in the same pipeline)."""
+        with self.lock:
+            batch = self.pending
+            new = batch is None or batch.sealed or len(batch.calls) >= self.most
+            if new:
+                batch = self.pending = _Batch(self.event())
+            index = len(batch.calls)
+            batch.calls.append((command, args))
+        if new:  # (outside the lock: an unbatched spawn runs it here and now)
+            self.spawn(self._send, batch)
+        return Asked(batch, index, args)
+
     def shared(self, name, read):
         """``read(client)``, made once for every caller asking for ``name`` in this
         turn of the loop, after the last of them asked; its answer is theirs."""
@@ -94,22 +133,7 @@ class BatchedReads:
             batch.done.set()
 
     def _read(self, command, *args):
-        with self.lock:
-            batch = self.pending
-            new = batch is None or batch.sealed or len(batch.calls) >= self.most
-            if new:
-                batch = self.pending = _Batch(self.event())
-            index = len(batch.calls)
-            batch.calls.append((command, args))
-        if new:  # (outside the lock: an unbatched spawn runs it here and now)
-            self.spawn(self._send, batch)
-        batch.done.wait()
-        if batch.error is not None:
-            raise batch.error
-        result = batch.results[index]
-        if isinstance(result, Exception):
-            raise result
-        return result
+        return self.ask(command, *args).result()
 
     def _send(self, batch):
         with self.lock:

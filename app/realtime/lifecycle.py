@@ -53,10 +53,22 @@ class Lifecycle:
         if self.bounds is not None and address is not None:
             self.bounds.sessions.leave(address)
 
-    def topics(self, who):
+    def ask_topics(self, name):
+        """Step 3 begun early: user ``name``'s subscriptions asked of Redis now, not waited
+        for (with a connect's batched reads they go with its token's user read, one round
+        trip); :meth:`topics` takes the answer. Only ``reads`` that can ``ask``."""
+        return self.reads.ask("smembers", subscriptions.key(name))
+
+    def topics(self, who, asked=None):
         """Step 3: the topic prefixes ``who`` (a credential: app/web/auth) follows; with a
-        sharded history, the shards they need are followed from here on (lanes.py)."""
-        topics = restrict(subscriptions.list_topics(self.reads, who.name), who.topics)
+        sharded history, the shards they need are followed from here on (lanes.py).
+        ``asked``: :meth:`ask_topics`'s for ``who``, when the caller asked it already."""
+        if asked is not None and asked.args == (subscriptions.key(who.name),):
+            # as subscriptions.list_topics reads them: the set's members, sorted
+            subscribed = sorted(topic.decode() for topic in asked.result())
+        else:
+            subscribed = subscriptions.list_topics(self.reads, who.name)
+        topics = restrict(subscribed, who.topics)
         self.seam.need(who.name, topics)
         return topics
 

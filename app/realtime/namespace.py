@@ -32,6 +32,7 @@ the two and nothing is sent twice.
 """
 import functools
 import logging
+import time
 
 import socketio
 
@@ -51,6 +52,9 @@ log = logging.getLogger(__name__)
 
 Refused = socketio.exceptions.ConnectionRefusedError
 CONNECT_WAIT = 5.0
+# Seconds of sending a replay's steps after which it lets other greenlets run (_replay).
+YIELD_AFTER = 0.001
+UNREAD = object()  # the stream's state not read ahead (_info_ahead)
 
 
 class NotificationsNamespace(socketio.Namespace):
@@ -103,9 +107,11 @@ class NotificationsNamespace(socketio.Namespace):
             last_id = auth.get("last_id")
             if last_id is not None:
                 last_id = check_cursor(last_id)
-            who = self.verifier.verify(auth.get("token"))
+            asked = []  # the subscriptions, asked as the token names its user (one trip)
+            who = self.verifier.verify(auth.get("token"),
+                                       along=lambda user: asked.append(self.lifecycle.ask_topics(user)))
             name = who.name
-            topics = self.lifecycle.topics(who)
+            topics = self.lifecycle.topics(who, asked[0] if asked else None)
         except tokens.TokenError as exc:
             raise Refused(f"unauthorized: {exc}") from None
         except EnvelopeError as exc:
@@ -116,6 +122,15 @@ class NotificationsNamespace(socketio.Namespace):
             turn = self.lifecycle.turn() if last_id is not None else None
         except Busy as busy:
             raise busy.refusal() from None
+        info = UNREAD
+        if last_id is not None:
+            self.lifecycle.hold(sid, name, topics, who.topics)
+            if turn is None or turn.granted:
+                info = self._info_ahead()
+        if self._closed_meanwhile(sid):  # after the reads above: nothing of it is kept
+            if last_id is not None:
+                self.lifecycle.replayed(sid, turn)
+            raise Refused("its connection closed while it connected")
         self.addresses[sid] = address
         self.users[sid] = name
         if who.admin:
@@ -130,39 +145,66 @@ class NotificationsNamespace(socketio.Namespace):
             self._go_live(sid, name, topics)
             self.server.start_background_task(self._say_live, sid, self.lifecycle.position())
         else:
-            self.lifecycle.hold(sid, name, topics, who.topics)
             replay_now = functools.partial(self.server.start_background_task, self._replay, sid,
                                            name, topics, last_id, turn)
             if turn is not None:
                 self.turns[sid] = turn
             if turn is None or turn.granted:
-                replay_now()
+                replay_now(info)
             else:  # started when its turn comes: no greenlet waits meanwhile
                 turn.start = replay_now
 
     def _go_live(self, sid, name, topics):
         self.topic_rooms.go_live(self.server, sid, name, topics)
 
-    def _replay(self, sid, name, topics, last_id, turn=None):
+    def _info_ahead(self):
+        """The stream's state for a replay that starts now, read before the CONNECT
+        reply goes out (the connection is held already, as the replay needs): the
+        replay then sends its steps without a read first, and the reply, a short
+        replay's page and ``replayed`` leave in one write, where they were three
+        (bench/reconnect.py). UNREAD when Redis did not answer: the replay reads it
+        then, and answers a failure as it does."""
+        try:
+            return self._stream_info()
+        except UNAVAILABLE:
+            return UNREAD
+
+    def _closed_meanwhile(self, sid):
+        """True when ``sid``'s Engine.IO connection closed while its connect waited for
+        Redis (the token's user, the subscriptions, :meth:`_info_ahead`). python-socketio
+        does not call ``on_disconnect`` for a connect it has not answered yet, so such a
+        connect must end here, before anything is kept for it (its user online, its
+        hold, its turn)."""
+        return self.server.open_socket(self.namespace, sid) is None
+
+    def _replay(self, sid, name, topics, last_id, turn=None, info=UNREAD):
         """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms.
 
         It waits for its ``turn`` (storm.py: a bounded number of replays run at
-        once), and lets other greenlets run after each step it sends, so that
-        live delivery to the clients already back never waits for a replay.
+        once), and lets other greenlets run once a step it sent has taken it
+        past YIELD_AFTER since it last did, so that live delivery to the clients
+        already back never waits long for a replay. ``info``: the stream's state,
+        when :meth:`_info_ahead` read it.
         """
         gone = lambda: sid not in self.users  # noqa: E731
         try:
             if not self._wait_connected(sid) or (turn is not None and not turn.wait(gone)):
                 self._not_live(sid)
                 return
+            if info is UNREAD:
+                info = self._stream_info()
+            since = time.monotonic()
             for event, payload in self.lifecycle.replay(
                     self.client, sid, name, topics, last_id,
-                    lambda live: self._go_live(sid, name, live), gone, info=self._stream_info()):
+                    lambda live: self._go_live(sid, name, live), gone, info=info):
                 if event == "notifications":  # their JSON as it is: no encoding, no scan
                     self.server.send_page(self.namespace, sid, [text for _id, text in payload])
                 else:
                     self.emit(event, payload, to=sid)
-                self.server.sleep(0)  # the relay and the other replays get their turn
+                # (after `replayed`, the last step, nothing of this replay follows)
+                if event != "replayed" and time.monotonic() - since > YIELD_AFTER:
+                    self.server.sleep(0)  # the relay and the other replays get their turn
+                    since = time.monotonic()
         except UNAVAILABLE:
             log.warning("replay for %r stopped: Redis is unreachable; disconnecting it", name)
             self.disconnect(sid)

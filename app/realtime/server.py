@@ -76,6 +76,13 @@ class HeraldServer(socketio.Server):
     def _engineio_server_class(self):
         return EngineIO
 
+    def open_socket(self, namespace, sid):
+        """The Engine.IO socket of ``sid`` (a connection to ``namespace``) while it is
+        open, else None."""
+        eio_sid = self.manager.eio_sid_from_sid(sid, namespace)
+        socket = self.eio.sockets.get(eio_sid) if eio_sid is not None else None
+        return None if socket is None or socket.closing or socket.closed else socket
+
     def _handle_eio_message(self, eio_sid, data):
         """python-socketio's dispatch of a client's message, made hostile-input proof:
         a binary packet (which would announce attachments to buffer) or one

@@ -14,10 +14,14 @@ from app.settings.read import (
     ROOT,
     archive_dir,
     child_environment,
+    env_file,
+    export,
     export_default,
     get,
     herald_url,
     history_max,
+    is_set,
+    load_env_file,
     port,
     private_redis_socket,
     redis_url,
@@ -29,7 +33,7 @@ from app.settings.read import (
 
 __all__ = [
     "SETTINGS", "WORKER_ROLES", "Setting", "Config", "TestConfig", "LOOPBACK_HOSTS", "ROOT",
-    "archive_dir", "child_environment", "export_default", "get", "herald_url", "history_max",
-    "port", "private_redis_socket", "redis_url", "rollup_dir", "secret_key", "secure_cookies",
-    "var_dir",
+    "archive_dir", "child_environment", "env_file", "export", "export_default", "get", "herald_url",
+    "history_max", "is_set", "load_env_file", "port", "private_redis_socket", "redis_url", "rollup_dir",
+    "secret_key", "secure_cookies", "var_dir",
 ]

@@ -32,7 +32,7 @@ SETTINGS = _declare(
     S("WEB_PROCESSES", "whole", 1, 1, 64), S("REUSE_PORT", "flag", False),
     S("REDIS_URL", "text", ""), S("VAR_DIR", "text", ""), S("ARCHIVE_DIR", "text", ""),
     S("ROLLUP_DIR", "text", ""), S("HERALD_URL", "text", ""), S("EXAMPLE_PORT", "whole", 5001, 1, 65535),
-    S("CHIRP_PORT", "whole", 5002, 1, 65535),
+    S("CHIRP_PORT", "whole", 5002, 1, 65535), S("ENV_FILE", "text", ""),
     # The web app
     S("SECRET_KEY", "text", ""), S("TOKEN_TTL", "whole", 3600), S("HISTORY_MAX", "whole", 100_000),
     S("STREAM_SHARDS", "whole", 1, 1, 64),

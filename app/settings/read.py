@@ -73,6 +73,32 @@ def get(name, environ=None):
     return _parse(setting, raw) if raw != "" else setting.default
 
 
+FROM_ENV_FILE = set()  # the names load_env_file set
+
+
+def env_file():
+    """The project's own settings file (``ENV_FILE``, default ``.env`` in the checkout)."""
+    return Path(get("ENV_FILE") or ROOT / ".env")
+
+
+def load_env_file():
+    """Read the project's ``.env`` (``VAR_DIR=…``, one ``NAME=value`` a line; the file
+    :func:`env_file` names) into this process's environment with python-dotenv, as
+    Flask's CLI would: a variable already set wins. ``make run``, ``make example`` and
+    ``bin/flask`` call it first (the one place that decides which file), and pass it on
+    to what they start. The file read, or None when there is none."""
+    path = env_file()
+    if not path.is_file():
+        return None
+    from dotenv import dotenv_values  # only the entry points need it
+
+    for name, value in dotenv_values(path, encoding="utf-8").items():
+        if value is not None and name not in os.environ:
+            os.environ[name] = value
+            FROM_ENV_FILE.add(name)
+    return path
+
+
 def var_dir():
     """Where Herald keeps its local state (``VAR_DIR``, default ``var/``)."""
     return Path(get("VAR_DIR") or ROOT / "var")
@@ -202,6 +228,18 @@ def child_environment(**overrides):
     """This process's environment for a child process, with ``overrides`` (those not
     empty) on top: a child reads its own settings from it."""
     return {**os.environ, **{name: value for name, value in overrides.items() if value}}
+
+
+def is_set(name):
+    """Whether setting ``name`` was given in the environment this process started
+    with: not its default, nor the project's .env (the defaults ``make run`` uses too)."""
+    return os.environ.get(name, "") != "" and name not in FROM_ENV_FILE
+
+
+def export(name, value):
+    """Set ``name`` to ``value`` in this process's environment, for what it starts
+    (``make example`` so hands its children the free ports it chose)."""
+    os.environ[name] = str(value)
 
 
 def export_default(name, value):

@@ -145,7 +145,8 @@ class Bus:
         first part. A part's idempotency key is the key in that shard, so a retry of a
         list cut short by a failure writes only the parts that were not written."""
         prepared = [_prepare_clean(item) for item in clean]
-        digest = fingerprint(clean[0] if len(clean) == 1 else clean)
+        # Only an idempotency key keeps it (to tell a retry from another notification).
+        digest = "" if idempotency_key is None else fingerprint(clean[0] if len(clean) == 1 else clean)
         parts = {}
         for index, item in enumerate(prepared):
             parts.setdefault(self.shards.of(item.topic, item.user), []).append(index)
@@ -176,8 +177,8 @@ class Bus:
         if written == -2:
             raise QuotaExceeded(int(value) - 1)
         if written:
-            return _pairs(_text(value).split(" ")), False
-        first_digest, stored = _stored_answer(_text(value))
+            return scripts.pairs(scripts.text(value).split(" ")), False
+        first_digest, stored = scripts.stored_answer(scripts.text(value))
         if first_digest != digest or len(stored) != len(prepared):
             raise IdempotencyConflict("idempotency key: already used for a different notification")
         return stored, True
@@ -189,7 +190,7 @@ class Bus:
         once = "" if idempotency_key is None else \
             shard.once + hashlib.sha256(idempotency_key.encode()).hexdigest()
         keys = [shard.stream, shard.epoch, shard.last_id]
-        args = [_command(shard), shard.suffix, shard.live, self.history_max, IDEMPOTENCY_TTL,
+        args = [scripts.live_command(shard), shard.suffix, shard.live, self.history_max, IDEMPOTENCY_TTL,
                 digest, "", 0, 0, 0]
         if once:
             keys.append(once)
@@ -215,7 +216,7 @@ class Bus:
             holder = self.client.get(credential.key)
         except UNAVAILABLE as exc:
             raise BusUnavailable(f"Redis is unreachable: {exc}") from exc
-        if holder is None or _text(holder) != credential.holder:
+        if holder is None or scripts.text(holder) != credential.holder:
             raise CredentialRefused("the credential was revoked")
 
     def spend(self, quota):
@@ -249,7 +250,7 @@ class Bus:
             parts.setdefault(self.shards.of(item.topic, item.user), []).append(index)
         ids = [None] * len(prepared)
         for shard, indexes in parts.items():  # shard by shard, each all or none (_publish)
-            args = [_command(shard), shard.suffix, shard.live, self.history_max, BATCH_KEY_TTL]
+            args = [scripts.live_command(shard), shard.suffix, shard.live, self.history_max, BATCH_KEY_TTL]
             for index in indexes:
                 item = prepared[index]
                 args += [item.raw, item.topic, item.user]
@@ -257,7 +258,7 @@ class Bus:
                                 [shard.stream, shard.batch + batch_id, shard.epoch, shard.last_id],
                                 args, shard)
             for index, entry_id in zip(indexes, written, strict=True):
-                ids[index] = _text(entry_id)
+                ids[index] = scripts.text(entry_id)
         return ids
 
     def batch_outcome(self, batch_id):
@@ -268,31 +269,6 @@ class Bus:
             value = self.client.get(shard.batch + batch_id)
             ids += value.decode().split(" ") if value else []
         return ids or None
-
-
-def _command(shard):
-    """How a shard's live copy is published: sharded pub/sub when the history is."""
-    return "SPUBLISH" if shard.sharded else "PUBLISH"
-
-
-def _text(value):
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _pairs(words):
-    """``[{"id", "ts"}]`` from ``["id", "ts", "id", "ts", ...]``."""
-    return [{"id": words[i], "ts": words[i + 1]} for i in range(0, len(words), 2)]
-
-
-def _stored_answer(value):
-    """``(fingerprint, [{"id", "ts"}])`` of what an idempotency key keeps.
-
-    Keys written before batches existed (kept a day) hold "id ts fingerprint".
-    """
-    words = value.split(" ")
-    if "-" in words[0]:
-        return words[2], [{"id": words[0], "ts": words[1]}]
-    return words[0], _pairs(words[1:])
 
 
 _default_bus = None

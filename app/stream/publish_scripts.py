@@ -136,3 +136,31 @@ remember(KEYS[4], id)
 redis.call('SET', KEYS[2], table.concat(ids, ' '), 'EX', ARGV[5])
 return ids
 """
+
+
+# -- Reading the scripts' replies (app/stream/publish.py) --
+
+def live_command(shard):
+    """How a shard's live copy is published: sharded pub/sub when the history is."""
+    return "SPUBLISH" if shard.sharded else "PUBLISH"
+
+
+def text(value):
+    """A reply as text, whether it came as bytes or as str."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def pairs(words):
+    """``[{"id", "ts"}]`` from ``["id", "ts", "id", "ts", ...]``."""
+    return [{"id": words[i], "ts": words[i + 1]} for i in range(0, len(words), 2)]
+
+
+def stored_answer(value):
+    """``(fingerprint, [{"id", "ts"}])`` of what an idempotency key keeps.
+
+    Keys written before batches existed (kept a day) hold "id ts fingerprint".
+    """
+    words = value.split(" ")
+    if "-" in words[0]:
+        return words[2], [{"id": words[0], "ts": words[1]}]
+    return words[0], pairs(words[1:])

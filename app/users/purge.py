@@ -15,13 +15,13 @@ from whoever holds the name next.
     purge.delete_user(client, "carol")
 """
 from app.digests import store as digests
-from app.users import accounts, archive_and_snooze, preferences, read_state, subscriptions
+from app.users import accounts, archive_and_snooze, bulk_by_filter, preferences, read_state, subscriptions
 
 
 def per_user_keys(name):
     """Every Redis key that belongs to user ``name`` alone."""
     return [subscriptions.key(name), *read_state.keys_of(name), *archive_and_snooze.keys_of(name),
-            preferences.key(name)]
+            preferences.key(name), *bulk_by_filter.keys_of(name)]
 
 
 def delete_user(client, name):

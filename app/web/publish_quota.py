@@ -38,8 +38,16 @@ def quota(who):
     an API key (admins publishing by session or token are not limited)."""
     if who.kind != "apikey":
         return None
-    items = limits(current_app.config["RATELIMIT_API_KEY"])
-    base = f"{PREFIX}{request.endpoint}:{api_key_identity()}:"
+    return quota_of(current_app.config["RATELIMIT_API_KEY"], request.endpoint, api_key_identity())
+
+
+@functools.lru_cache(maxsize=1024)
+def quota_of(spec, endpoint, identity):
+    """The :class:`Quota` of RATELIMIT_API_KEY ``spec`` for view ``endpoint`` and the
+    API key whose limits' key is ``identity`` (rate_limits.api_key_identity); the same
+    (immutable) one each time for the keys publishing lately."""
+    items = limits(spec)
+    base = f"{PREFIX}{endpoint}:{identity}:"
     return Quota(tuple(f"{base}{item.amount}/{item.multiples}/{item.GRANULARITY.name}"
                        for item in items),
                  tuple(item.amount for item in items),

@@ -43,6 +43,7 @@ HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
 }
+HSTS = "max-age=31536000"  # Strict-Transport-Security, when the session cookie is Secure
 
 
 def init_app(app):
@@ -56,7 +57,7 @@ def init_app(app):
         for name, value in HEADERS.items():
             response.headers.setdefault(name, value)
         if hsts:
-            response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+            response.headers.setdefault("Strict-Transport-Security", HSTS)
         return response
 
 

@@ -46,6 +46,11 @@ class Card(db.Model):
     updated_at: Mapped[float] = mapped_column(Float)  # seconds since 1970, as the page shows it
 
     __mapper_args__ = {"version_id_col": version}  # 1 on INSERT, +1 on every UPDATE
+    # SQLite's AUTOINCREMENT: a card's id is never reused. Without it, a card added after
+    # the newest was deleted took its id, and pages that had seen that id deleted (at
+    # version 1) took the new card's "created" (also version 1) for a stale event.
+    # (A board.db made before keeps its table as it was.)
+    __table_args__ = {"sqlite_autoincrement": True}
 
     def to_json(self):
         """The card as pages see it: the API's answers, the rendered board, and the

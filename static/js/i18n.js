@@ -57,9 +57,11 @@
     herald.t('Too many requests: your change was not saved. Try again in a moment.'),
     herald.t('Too many requests: this could not be loaded. Try again in a moment.')
   ];
+  // Always one or more whole sentences, ending with a stop: put it at the end of a
+  // message ('Not done: {why}'), never before another '.' (that made "saved..").
   herald.errorText = function (error) {
-    var said = error && error.message ? String(error.message) : herald.t('Herald is unreachable');
-    return herald.t(said);
+    var text = $.trim(error && error.message ? herald.t(String(error.message)) : herald.t('Herald is unreachable'));
+    return /[.!?…]$/.test(text) ? text : text + '.';
   };
 
   // Formatters are made once: building one costs more than drawing a row.
@@ -83,5 +85,25 @@
     }
     DAY = DAY || herald.dateFormat({dateStyle: 'medium'});
     return DAY.format(new Date(date));
+  };
+
+  // The same, compact, for a row's time on a phone (feed-item.js): "now", "29s", "5m", "3h",
+  // "2d", then "Nov 2" (or "Nov 2025" another year); German "jetzt", "29 s", "5 min", "3 h",
+  // "2 T", "2. Nov.". Only the amount: a feed's times are past ones.
+  var SHORT_DAY = null, SHORT_MONTH = null;
+  herald.compactWords = function (date, now) {
+    var seconds = Math.abs(Math.round(((now || Date.now()) - date) / 1000));
+    if (seconds < 5) return herald.t('now');
+    var units = [herald.t('{n}s'), herald.t('{n}m'), herald.t('{n}h'), herald.t('{n}d')];
+    for (var i = 0; i < STEPS.length; i++) {
+      if (seconds < STEPS[i][0]) return units[i].replace('{n}', Math.floor(seconds / STEPS[i][1]));
+    }
+    var day = new Date(date);
+    if (day.getFullYear() === new Date(now || Date.now()).getFullYear()) {
+      SHORT_DAY = SHORT_DAY || herald.dateFormat({month: 'short', day: 'numeric'});
+      return SHORT_DAY.format(day);
+    }
+    SHORT_MONTH = SHORT_MONTH || herald.dateFormat({month: 'short', year: 'numeric'});
+    return SHORT_MONTH.format(day);
   };
 })(window.herald = window.herald || {});

@@ -4,7 +4,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import requests
 from app.redis_client import connect
 from app.stream.keys import STREAM
 from herald_client.zmq import Publisher
-from tests.support import ROOT, free_port, wait_until
+from tests.support import ROOT, Supervised, free_port, wait_until
 
 
 def bridge_endpoints():
@@ -22,8 +21,8 @@ def bridge_endpoints():
             for name in ("BRIDGE_PULL", "BRIDGE_ROUTER", "BRIDGE_XPUB")}
 
 
-class Stack:
-    """bin/stack.py in its own process, its output collected line by line."""
+class Stack(Supervised):
+    """bin/stack.py in its own process on free ports, its output collected line by line."""
 
     def __init__(self, var, **env):
         self.port = free_port()
@@ -31,19 +30,7 @@ class Stack:
         environment = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SECRET_KEY")}
         self.bridge = bridge_endpoints()
         environment.update(VAR_DIR=str(var), PORT=str(self.port), **self.bridge, **env)
-        self.lines = []
-        self.process = subprocess.Popen([sys.executable, "bin/stack.py"], cwd=ROOT,
-                                        env=environment, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            self.lines.append(line)
-
-    def output(self):
-        return "".join(self.lines)
+        super().__init__("bin/stack.py", environment)
 
     def wait_ready(self):
         wait_until(lambda: "Herald is at" in self.output(), timeout=30, message="stack start")
@@ -63,20 +50,8 @@ class Stack:
         return code
 
     def kill(self):
-        """Make sure the stack is gone (a no-op after a clean interrupt).
-
-        Ctrl-C first, so that it stops its own children (they run in sessions
-        of their own and would outlive a SIGKILL of the stack); SIGKILL last.
-        """
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self.reader.join(5)
-        self.process.stdout.close()
+        """Make sure the stack is gone (a no-op after a clean interrupt)."""
+        self.stop()
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 """The one-time move of a single Redis's keys to the hash-tagged layout
 (app/key_layout.py): the stream's companions and presence here; each family's
 own moves are tested beside it (tests/unit/users/test_layout.py, ...)."""
+import weakref
+
 import pytest
 
 from app import key_layout
@@ -108,6 +110,39 @@ def test_a_redis_away_at_start_has_its_keys_moved_once_it_answers(redis):
                 raise redis_lib.ConnectionError("away")
             return getattr(redis, name)
     redis.set("herald:epoch", "1-0")
-    key_layout._migrate_when_back(Flaky(), sleep=waits.append)
+    flaky = Flaky()
+    key_layout._migrate_when_back(weakref.ref(flaky), sleep=waits.append)
     assert waits == [1.0, 2.0]
     assert redis.get(keys.EPOCH) == b"1-0"
+
+
+def test_a_port_that_answers_but_not_as_redis_is_waited_out(redis):
+    """A thread waiting for a Redis that was away once found an HTTP server on its
+    port (tests reuse ports): the protocol error ended it with a traceback."""
+    waits, calls = [], []
+
+    class NotRedisAtFirst:
+        def __getattr__(self, name):
+            calls.append(name)
+            if len(calls) == 1:
+                import redis as redis_lib
+                raise redis_lib.exceptions.InvalidResponse('Protocol error, got "H" as reply type byte')
+            return getattr(redis, name)
+    redis.set("herald:epoch", "1-0")
+    answering = NotRedisAtFirst()
+    key_layout._migrate_when_back(weakref.ref(answering), sleep=waits.append)
+    assert waits == [1.0, 2.0] and redis.get(keys.EPOCH) == b"1-0"
+
+
+def test_the_wait_ends_with_the_client_it_waits_for():
+    """Its owner dropped the client (its Redis is gone for good): the thread ends at
+    its next wake, without a command."""
+    class Gone:
+        def __getattr__(self, name):
+            raise AssertionError(f"{name} asked of a client its owner let go")
+    gone = Gone()
+    ref = weakref.ref(gone)
+    del gone
+    waits = []
+    key_layout._migrate_when_back(ref, sleep=waits.append)
+    assert waits == [1.0]

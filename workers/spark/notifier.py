@@ -16,8 +16,11 @@ One run publishes, all under one ``correlation_id`` (also the Spark job group):
   (tasks completed over total, never going down; see progress.py), and a
   last one at 100 when the run succeeds;
 - ``spark.job.succeeded`` (severity success) with the duration, rows written
-  and output path; or ``spark.job.failed`` (severity error) with the error's
-  type and message, while the job's own exception still propagates.
+  and output path; or ``spark.job.failed`` (severity error) titled with what
+  went wrong in a few words ("Spark job nightly failed: Input path does not
+  exist: …", never just "Py4JJavaError"), the error's telling line as its body
+  and its type in the data (errors.py: never a Java stack trace), while the
+  job's own exception still propagates.
 
 ``user`` makes them private to whoever launched the run. Publishing goes
 through Redis, or through the ZeroMQ bridge with ``via="zmq"`` (or
@@ -27,15 +30,27 @@ never break or stall the job (see sink.py); at the end it waits at most
 """
 import functools
 import logging
+import re
 import threading
 import time
 import uuid
 
 from app.settings import get
+from workers.spark.errors import reason
 from workers.spark.progress import Progress
 from workers.spark.sink import Sink
 
 log = logging.getLogger("herald.spark")
+
+TITLE_LIMIT = 120  # characters: an inbox row's title; the body holds the whole telling line
+_TYPE_PREFIX = re.compile(r"^\w+(?:Error|Exception): ")
+
+
+def failure_title(name, told):
+    """A failed run's title: ``told`` (errors.reason) without its exception type, which the
+    body and the data keep, bounded to ``TITLE_LIMIT`` characters."""
+    title = f"Spark job {name} failed: {_TYPE_PREFIX.sub('', told)}"
+    return title if len(title) <= TITLE_LIMIT else title[:TITLE_LIMIT - 1] + "…"
 
 
 def _active_spark():
@@ -114,9 +129,11 @@ class SparkJobNotifier:
                        severity="success", body=body, duration_s=duration, percent=100,
                        **self.details)
         else:
-            self._send("failed", f"Spark job {self.name} failed: {kind.__name__}",
-                       severity="error", body=str(error) or kind.__name__, duration_s=duration,
-                       error_type=kind.__name__, error_message=str(error)[:2000])
+            # The telling line of the error, not a Java stack trace (errors.py).
+            told = reason(error)
+            self._send("failed", failure_title(self.name, told),
+                       severity="error", body=told, duration_s=duration,
+                       error_type=kind.__name__, error_message=told)
         self.sink.close(self.flush_timeout)
         try:
             self.spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)

@@ -99,10 +99,13 @@ class Connection:
         this greenlet as needed."""
         if self.closed:
             raise ConnectionClosed("the websocket is closed")
-        if isinstance(message, str):
-            self.writer.write(frame(message.encode(), TEXT))
-        else:
-            self.writer.write(frame(bytes(message), BINARY))
+        self.writer.write(_frame_of(message))
+
+    def send_many(self, messages):
+        """:meth:`send` for several packets' encodings, their frames in one write."""
+        if self.closed:
+            raise ConnectionClosed("the websocket is closed")
+        self.writer.write(b"".join(_frame_of(message) for message in messages))
 
     def close(self, code=1000, message=b""):
         """Send a close frame (once); what the peer sends is still read until it
@@ -289,3 +292,8 @@ def check_silence(connection):
         connection._end()
     else:
         connection.silences.schedule(connection, connection.timeout / 4)
+
+
+def _frame_of(message):
+    """The websocket frame of one Engine.IO packet's encoding (``str``: a text frame)."""
+    return frame(message.encode(), TEXT) if isinstance(message, str) else frame(bytes(message), BINARY)

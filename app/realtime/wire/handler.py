@@ -22,6 +22,8 @@ request has become a websocket:
   ``KEPT_ENVIRON`` (python-socketio keeps the environ for the session's life;
   Herald reads only these after the connect).
 
+A small answer's head and body leave in one ``send`` (one_send.py).
+
 Any other request's environ holds this handler (``herald.connection``) for
 its life: an event stream's socket is written from the fan-out loop too
 (sse_writer.py).
@@ -34,6 +36,7 @@ from geventwebsocket.handler import WebSocketHandler as _WebSocketHandler
 
 from app.ops.redact import redact_requestline, redact_text
 from app.realtime.wire.admission import SERVER
+from app.realtime.wire.one_send import OneSend
 from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.request_clock import RequestClock
 from app.realtime.wire.sse_writer import CONNECTION
@@ -51,7 +54,7 @@ KEPT_ENVIRON = ("REMOTE_ADDR", "REMOTE_PORT", "HTTP_HOST", "HTTP_ORIGIN", "wsgi.
                 "PATH_INFO", "QUERY_STRING", "werkzeug.proxy_fix.orig", "wsgi.websocket", SERVER)
 
 
-class WebSocketHandler(_WebSocketHandler):
+class WebSocketHandler(OneSend, _WebSocketHandler):
     """See the module. ``timeout``: seconds a websocket may make no progress;
     ``request_timeout``: seconds for each read or write before that (a request
     sent by halves, a connection that sends nothing, is closed then)."""

@@ -13,7 +13,8 @@ wait, the next one is not queued and ``overflow(queue)`` is called instead
 - :class:`DrainingQueue` replaces it on a connection opened directly as a
   websocket (see websocket.py): a plain list with no writer greenlet
   waiting on it; a *drainer* greenlet is spawned when something is put and
-  ends when the list is empty.
+  ends when the list is empty. When its websocket can write several packets at
+  once (``send_many``: Herald's Connection), what is queued leaves in one send.
 """
 import time
 
@@ -21,6 +22,7 @@ import gevent
 from gevent.queue import Empty, JoinableQueue
 
 JOIN_SECONDS = 10  # at most, for a close that waits for the queue to be written
+DRAIN_MOST = 64  # packets written together by one send, at most (DrainingQueue._take)
 
 
 class BoundedQueue(JoinableQueue):
@@ -121,13 +123,27 @@ class DrainingQueue:
         while (self.queue or self.drainer is not None) and time.monotonic() < deadline:
             gevent.sleep(0.01)
 
+    def _take(self):
+        """The encodings of the packets at the head of the queue, up to the first
+        ``None`` (a close, left queued) and at most DRAIN_MOST: what the drainer
+        writes in one send (a reconnect's ack, replayed page and ``replayed``; a
+        slow reader's backlog), one system call and segment for them all."""
+        queue, taken = self.queue, []
+        while queue and queue[0] is not None and len(taken) < DRAIN_MOST:
+            taken.append(queue.pop(0).encode())
+        return taken
+
     def _drain(self):
         queue, ws = self.queue, self.ws
         if ws is None:
             self.drainer = None
             return
+        send_many = getattr(ws, "send_many", None)
         try:
             while queue:
+                if send_many is not None and len(queue) > 1 and queue[0] is not None:
+                    send_many(self._take())
+                    continue
                 pkt = queue.pop(0)
                 if pkt is None:  # the connection is closing
                     queue.clear()

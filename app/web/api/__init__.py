@@ -2,7 +2,18 @@
 
 Importing the package registers every route module on ``bp`` (blueprint.py).
 """
-from app.web.api import console, digests, errors, feed, routes, spark, stream, topics, webhooks  # noqa: F401
+from app.web.api import (  # noqa: F401
+    console,
+    digests,
+    errors,
+    feed,
+    matching,
+    routes,
+    spark,
+    stream,
+    topics,
+    webhooks,
+)
 from app.web.api.blueprint import bp
 
 __all__ = ["bp"]

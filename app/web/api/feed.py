@@ -27,6 +27,7 @@ from app.users import archive_and_snooze, preferences, read_state, subscriptions
 from app.web import extensions
 from app.web.api import access
 from app.web.api.blueprint import bp
+from app.web.api.errors import fails_fast_while_redis_is_down
 from app.web.auth import scope
 
 DEFAULT_LIMIT = 100
@@ -158,6 +159,7 @@ def get_state(who):
 
 
 @bp.post("/api/notification-state")
+@fails_fast_while_redis_is_down
 @access.users()
 def change_state(who):
     """Archive, bring back, snooze or wake: ``{"archive": [ids]}``, ``{"unarchive":
@@ -202,6 +204,7 @@ def get_preferences(who):
 
 
 @bp.put("/api/preferences")
+@fails_fast_while_redis_is_down
 @access.account()
 def put_preferences(who):
     """Replace the caller's preferences; their email digests follow at once."""

@@ -1,7 +1,6 @@
 """``POST /api/notifications`` (and its batch), read state, and ``GET /healthz``."""
 import logging
 import os
-import re
 
 from flask import jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -11,8 +10,9 @@ from app.stream.envelope import EnvelopeError
 from app.stream.publish import CredentialRefused, IdempotencyConflict, QuotaExceeded
 from app.users import read_state
 from app.web import extensions, publish_quota, rate_limits
-from app.web.api import access
+from app.web.api import access, fast_publish
 from app.web.api.blueprint import bp
+from app.web.api.errors import fails_fast_while_redis_is_down
 from app.web.auth import api_keys, scope
 
 log = logging.getLogger("herald.api")
@@ -23,9 +23,13 @@ log = logging.getLogger("herald.api")
 def publish(who):
     """Publish one notification: an API key, or an admin (session with CSRF, or token)."""
     def one(envelope, key, quota):
+        outcome = request.environ.pop(fast_publish.OUTCOME, None)
+        if outcome is not None:  # published, or refused, by fast_publish: answered here
+            raise outcome
         published = extensions.bus().publish_envelope(envelope, key, api_keys.credential(who), quota)
         replayed = published.pop("replayed", False)
         if not replayed:  # the notification's own correlation id (a run's, a request's), if any
+            _reached(published["id"])
             log.info("published %s on %s by %s", published["id"], envelope["topic"], who.name,
                      extra={"correlation_id": envelope.get("correlation_id")})
         return published, replayed
@@ -43,6 +47,7 @@ def publish_batch(who):
                                                                  api_keys.credential(who), quota)
         if not replayed:
             ids = published["notifications"]
+            _reached(ids[-1]["id"])
             log.info("published %d notifications (%s to %s) by %s", len(ids), ids[0]["id"],
                      ids[-1]["id"], who.name)
         return published, replayed
@@ -83,10 +88,14 @@ def _publishing(who, publish):
         access.refuse(who)
     except QuotaExceeded as exc:
         return _too_many(exc)
-    if not replayed:  # this process's own clients first (Relay.reached)
-        ids = published.get("notifications") or [published]
-        extensions.herald().relay.reached(ids[-1]["id"])
     return jsonify(published), 201, {"Idempotent-Replayed": "true"} if replayed else {}
+
+
+def _reached(last_id):
+    """Wait for this process's relay to send ``last_id`` to its own clients
+    (Relay.reached): before the log line and the answer, whose time would
+    otherwise come before the browsers' copy."""
+    extensions.herald().relay.reached(last_id)
 
 
 def _refusing(who, quota):
@@ -106,9 +115,6 @@ def _too_many(exc):
     return rate_limits.refusal(str(limit), limit)
 
 
-IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
-
-
 def _idempotency_key(who):
     """The caller's ``Idempotency-Key`` header, scoped to the caller, or None.
 
@@ -119,7 +125,7 @@ def _idempotency_key(who):
     raw = request.headers.get("Idempotency-Key")
     if raw is None:
         return None
-    if not IDEMPOTENCY_KEY.fullmatch(raw):
+    if not fast_publish.IDEMPOTENCY_KEY.fullmatch(raw):
         raise EnvelopeError("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
     scope = "apikey" if who.kind == "apikey" else "user"
     return f"{scope}:{who.name}:{raw}"
@@ -138,6 +144,7 @@ def get_read_state(who):
 
 
 @bp.post("/api/read-state")
+@fails_fast_while_redis_is_down
 @access.users()
 def mark_read(who):
     """Mark read: ``{"ids": [...]}`` and/or ``{"upto": ID}``; every tab is told.

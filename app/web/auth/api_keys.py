@@ -38,7 +38,7 @@ class KnownKeys:
         just looked up in Redis, or its Redis key when only remembered; ``(None,
         None)`` when Redis does not know it."""
         digest = accounts.api_key_digest(key)
-        name = self.names.get(digest)
+        name = self.remembered(digest)
         if name is not None:
             return name, accounts.api_key_record(digest)
         name = accounts.api_key_name(client, key)
@@ -47,6 +47,11 @@ class KnownKeys:
                 self.names.clear()
             self.names[digest] = name
         return name, None
+
+    def remembered(self, digest):
+        """The name of the API key whose SHA-256 is ``digest``, if this process has seen it
+        valid (not checked now: the publish script checks it), else None."""
+        return self.names.get(digest)
 
     def forget(self, record):
         """The key stored under Redis key ``record`` was found revoked."""

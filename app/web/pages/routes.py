@@ -48,9 +48,10 @@ def _page_config(user):
     }
 
 
-def _page(template, admin_only=False):
+def _page(template, admin_only=False, **context):
     """Render a signed-in page (the sign-in form for nobody; 403 for a non-admin
-    on an admin page); the outage page at once while Redis is known to be unreachable."""
+    on an admin page), with ``context`` for its template; the outage page at once
+    while Redis is known to be unreachable."""
     if redis_down():
         log.warning("%s %s: Redis is unreachable; answered the outage page (503)", request.method,
                     request.path)
@@ -60,7 +61,7 @@ def _page(template, admin_only=False):
         return redirect(url_for("auth.login"))
     if admin_only and not user["admin"]:
         abort(403)
-    return render_template(template, user=user, page=_page_config(user))
+    return render_template(template, user=user, page=_page_config(user), **context)
 
 
 @bp.route("/")

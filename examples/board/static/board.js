@@ -34,7 +34,8 @@
     },
 
     add: function (card) {
-      var view = this.views[card.cid] = new board.CardView({model: card, config: config}).render();
+      var view = this.views[card.cid] = new board.CardView(
+        {model: card, config: config, collection: this.collection}).render();
       this.listenTo(view, 'column', this.place);
       this.place(view);
     },

@@ -13,6 +13,9 @@
  * Notices sit in polite live regions, so a screen reader says them without
  * cutting in on the typing.
  *
+ * Deleted by someone else while this user is in it, the card leaves a notice
+ * in its place that keeps her text (deleted-card.js).
+ *
  * The view shows the card's column by where it stands; it triggers `column`
  * when that changes and the board moves it (see board.js).
  */
@@ -62,7 +65,7 @@
     initialize: function (options) {
       this.config = options.config;
       this.listenTo(this.model, 'change', this.update);
-      this.listenTo(this.model, 'remove', this.remove);
+      this.listenTo(this.model, 'remove', this.removed);
     },
 
     // The whole card, as the model has it; no notices.
@@ -233,7 +236,25 @@
     },
 
     destroy: function () {
-      this.model.destroy({wait: true});
+      var view = this;
+      this.deleting = true;  // her own delete: no notice of it
+      this.model.destroy({wait: true, error: function () { view.deleting = false; }});
+    },
+
+    // The card left the board. Deleted by someone else while she was in it (typing its
+    // title, or only focused), its place keeps a notice with her text and the focus
+    // (deleted-card.js); otherwise it just goes.
+    removed: function () {
+      var open = this.control('title'), focused = $.contains(this.el, document.activeElement);
+      var text = open.length && open.val() ? open.val() : null;
+      if (this.deleting || (text == null && !focused)) return this.remove();
+      var notice = new board.DeletedCardView({
+        cardId: this.model.id, title: this.model.get('title'), text: text,
+        collection: this.collection
+      }).render();
+      this.$el.replaceWith(notice.el);
+      this.remove();
+      notice.focus();
     }
   });
 

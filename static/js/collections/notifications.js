@@ -22,6 +22,7 @@
   var KEEP = 500;          // notifications held at least, live ones included
   var TRIM = 50;           // how many more before the oldest are let go
   var FILTER_KEYS = ['view', 'q', 'severity', 'topic', 'unread'];
+  var FETCH_EACH_MOST = 20;  // notifications joining the view fetched one by one; more: a reload
 
   // The filter a query string (or an object of strings) asks for, normalised.
   herald.parseFilter = function (params) {
@@ -235,11 +236,18 @@
       _.each(change.unarchived || [], function (id) { delete self.archived[id]; touched.push(id); });
       _.each(change.snoozed || {}, function (until, id) { self.snoozed[id] = until; touched.push(id); });
       _.each(change.unsnoozed || [], function (id) { delete self.snoozed[id]; touched.push(id); });
+      // Many not held (a bulk action by filter, or its Undo: thousands): the view is
+      // read again, once, rather than each fetched by itself.
+      var missing = _.filter(_.uniq(touched), function (id) { return !self.get(id); });
+      if (missing.length > FETCH_EACH_MOST) {
+        self.reloadSoon = self.reloadSoon || _.debounce(function () { self.load(self.criteria); }, 300);
+        self.reloadSoon();
+      }
       _.each(_.uniq(touched), function (id) {
         var model = self.get(id);
         if (model && !self.matches(model.toJSON())) {
           self.remove(model);
-        } else if (!model) {
+        } else if (!model && missing.length <= FETCH_EACH_MOST) {
           // It may belong in this view now: fetch it (gone from history: nothing to show).
           herald.client.get('/api/notifications/' + encodeURIComponent(id)).then(function (envelope) {
             var woke = _.contains(change.woke || [], id);

@@ -76,15 +76,36 @@
       self.each(function (model) { model.set('read', self.isRead(model.id)); });
     },
 
-    // Unread and not yet shown, leaving out machine chatter (Activity): the badge.
-    unseenCount: function () {
-      var self = this;
-      return self.filter(function (m) {
-        return !m.get('read') && !self.isSeen(m.id) && !herald.isActivity(m.attributes);
-      }).length;
+    // Unread, the one meaning every counter shows (the page's title, the header's
+    // badge, the tabs): the rows (groups of notifications, `keyOf` gives a model's
+    // group: feed-view.js's `key`) with an unread notification, per tab. Machine
+    // chatter (Activity) is never counted as unread (docs/contract.md, "Inbox"), so
+    // there is no Activity count. Seen is apart: it only marks rows, counts nothing.
+    unreadCounts: function (keyOf) {
+      var groups = {}, counts = {inbox: 0, foryou: 0};
+      this.each(function (model) {
+        var key = keyOf(model);
+        (groups[key] = groups[key] || []).push(model);
+      });
+      _.each(groups, function (group) {
+        if (_.every(group, function (m) { return m.get('read'); }) ||
+            _.every(group, function (m) { return herald.isActivity(m.attributes); })) return;
+        counts.inbox += 1;
+        if (_.some(group, function (m) { return Boolean(m.get('user')); })) counts.foryou += 1;
+      });
+      return counts;
+    },
+
+    // The true number past the loaded pages, by this rule (unread-total.js): one
+    // for the collection, so that every counter shows the same.
+    unreadTotal: function (keyOf) {
+      return this.total || (this.total = new herald.UnreadTotal(this, keyOf));
     },
 
     setReadFor: function (models, read) {
+      // Redis known away: refused at once, never shown read and then put back.
+      var refused = herald.unsaved && herald.unsaved();
+      if (refused) return Promise.reject(refused);
       var self = this, ids = _.pluck(models, 'id'), mine = this.mine;
       var change = read ? {ids: ids} : {unread: ids};
       _.each(ids, function (id) {

@@ -37,7 +37,7 @@
         var added = _.difference([topic], before);
         if (added.length) herald.dispatcher.trigger('subscribed', {added: added});
         return added;
-      }).catch(function () { return []; });
+      });  // a failure: rejected (the panel keeps what was typed and says why)
     },
 
     unsubscribe: function (topic) {

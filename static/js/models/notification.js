@@ -36,6 +36,15 @@
       Boolean(envelope.correlation_id || MACHINE_STEP.test(envelope.topic));
   };
 
+  // The inbox row an envelope is shown in: one row per run (its correlation id), else
+  // one per topic and title (identical alerts as one row, "×8"). The feed, its
+  // counters and the desktop notifier group by it; the server's row count too
+  // (app/web/api/matching.py, row_key, mirrors it).
+  herald.rowKey = function (envelope) {
+    return envelope.correlation_id ? 'run\n' + envelope.correlation_id
+      : 'same\n' + envelope.topic + '\n' + envelope.title;
+  };
+
   // How far a run is (0-100) by its `data`: `percent`, or `progress` as 0-1 or 0-100.
   herald.percentOf = function (data) {
     if (!data || typeof data !== 'object') return null;

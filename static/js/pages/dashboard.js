@@ -31,21 +31,29 @@
     var bar = new herald.BulkBar({el: '#feed-bar', feed: feed}).render();
     var undo = new herald.UndoView({el: '#undo'});
     var help = document.getElementById('shortcuts');
-    herald.FeedKeys({feed: feed, help: help, undo: undo});
     feed.on('did', function (text, inverse) { undo.offer(text, inverse); });
     $('#feed-bar').on('click', '.shortcuts', function () { help.showModal(); });
     var detail = new herald.DetailView({
-      el: '#detail', collection: notifications, columns: $('#columns'),
+      el: '#detail', collection: notifications, columns: $('#columns'), actions: feed.actions,
       groupOf: function (id) {
         var model = notifications.get(id);
         return model ? feed.byKey[feed.key(model)] : null;
       }
     });
+    herald.FeedKeys({feed: feed, help: help, undo: undo, detail: detail});
     var filters = new herald.FiltersView({el: '#filters'}).show(router.filter);
-    var toasts = new herald.ToastView({el: '#toasts', collection: notifications});
+    var toasts = new herald.ToastView({
+      el: '#toasts', collection: notifications, keyOf: _.bind(feed.key, feed),
+      // In the user's hands: the row open in the detail, or the list's current row while working in the list.
+      inUse: function (model) {
+        var open = router.open && notifications.get(router.open), key = feed.key(model);
+        return Boolean(open && feed.key(open) === key) ||
+          (key === feed.current && $.contains(feed.el, document.activeElement));
+      }
+    });
     herald.views = {
       feed: feed, detail: detail, filters: filters, toasts: toasts,
-      badge: new herald.BadgeView({el: '#badge', collection: notifications}),
+      badge: new herald.BadgeView({el: '#badge', collection: notifications, keyOf: _.bind(feed.key, feed)}),
       bar: bar, undo: undo,
       announcer: new herald.AnnouncerView({el: '#announcer', collection: notifications}),
       connection: new herald.ConnectionView({el: '#connection'}),
@@ -60,6 +68,12 @@
       foryou: herald.t('Nothing for you alone. Notifications addressed to you personally show here.'),
       activity: herald.t('No activity. Progress of jobs and other machine events show here, without counting as unread.')
     };
+    // An empty inbox with subscriptions in place: what will arrive, not "subscribe".
+    function inboxEmpty(view) {
+      if (view !== 'feed' || !subscriptions.length) return null;
+      return herald.t('Nothing yet. Notifications on {topics} show here as they arrive.',
+                      {topics: subscriptions.pluck('id').join(', ')});
+    }
     function showView(filter) {
       $('#feed-heading').text(HEADINGS[filter.view] + (filter.q ? ': “' + filter.q + '”' : ''));
       var filtered = filter.q || filter.severity || filter.topic || filter.unread;
@@ -68,7 +82,7 @@
                              filter.unread && herald.t('unread')]);
       $('#filters-box .filters-summary').text(words.length ? '(' + words.join(', ') + ')' : '');
       var empty = filtered ? herald.t('No notifications match these filters.') :
-        (filter.view === 'feed' && TAB_EMPTY[filter.tab]) || EMPTY[filter.view];
+        (filter.view === 'feed' && TAB_EMPTY[filter.tab]) || inboxEmpty(filter.view) || EMPTY[filter.view];
       $('#feed-empty').data('text', empty);
       if (notifications.loaded !== false) $('#feed-empty').text(empty);
     }
@@ -84,6 +98,7 @@
     });
     // A new subscription: its recent history joins the view at once.
     herald.dispatcher.on('subscribed', function () { notifications.load(router.filter); });
+    subscriptions.on('update reset', function () { showView(router.filter); });
     function showTab(tab) {
       var filter = _.extend({}, router.filter, {tab: tab});
       router.filterBy(filter);
@@ -105,16 +120,17 @@
       });
     });
     showView(router.filter);
-    // The search and filters are open on a wide screen, or when one is in use.
+    // The search and filters are closed (their summary says which are in use), so the
+    // list starts high; open when the page is shown with one in use.
     var f = router.filter;
-    if (window.matchMedia('(min-width: 700px)').matches || f.q || f.severity || f.topic || f.unread ||
-        f.view !== 'feed') {
+    if (f.q || f.severity || f.topic || f.unread || f.view !== 'feed') {
       $('#filters-box').prop('open', true);
     }
 
     // Show or hide the detail as `id` says; openDetail also adds a history entry.
-    function showDetail(id) {
-      if (id) detail.show(id); else detail.hide();
+    function showDetail(id, options) {
+      if (id) detail.show(id, options); else detail.hide();
+      toasts.refresh();  // no toast for what the detail shows
     }
     function openDetail(id) {
       router.openItem(id);
@@ -127,8 +143,14 @@
       var item = feed.itemById(id).find('button.open');
       if (item.length) item.trigger('focus'); else $('#feed-heading').attr('tabindex', '-1').trigger('focus');
     });
-    notifications.on('remove', function (model) {
-      if (router.open === model.id && detail.envelope) detail.render();
+    // The open detail follows the list's current row (detail-follow.js), in the URL in place.
+    herald.DetailFollow({
+      feed: feed, detail: detail,
+      open: function (id) {
+        router.openItem(id, true);
+        showDetail(id, {focus: false});
+      },
+      close: function () { detail.close(); }
     });
 
     filters.on('filter', function (filter) {

@@ -7,7 +7,8 @@
  *
  * The router holds what the URL says: `filter` (as herald.parseFilter gives
  * it) and `open` (a notification id, or null). `filterBy(filter)` and
- * `openItem(id)` change it and add a history entry; when Back or Forward
+ * `openItem(id)` change it and add a history entry (`openItem(id, true)`:
+ * in place of the current one, as the detail following j/k does); when Back or Forward
  * change it, the router triggers `filter` (with the filter) and then `open`
  * (with the id, or null), each only when that part changed.
  */
@@ -65,9 +66,10 @@
       this.push();
     },
 
-    openItem: function (id) {
+    openItem: function (id, replace) {
       this.open = id;
-      this.push();
+      if (replace) this.navigate(queryFor(this.filter, this.open), {replace: true});
+      else this.push();
     },
 
     // A new history entry for the state now. Backbone's navigate makes none

@@ -1,7 +1,9 @@
 /*
- * How many notifications are new: unread and not yet shown (the `seen`
- * watermark), machine chatter (Activity) left out. The page's title carries
- * the count too, so a tab in the background says it.
+ * The header's badge: how many rows of the inbox are unread, by the same rule
+ * as the tabs' counts (collections/read-state.js, unreadCounts), machine
+ * chatter (Activity) left out, past the loaded pages too (unread-total.js). The
+ * page's title carries the same count, so a tab in the background says it.
+ * While the view (re)loads, the last number stays (aria-busy), "…" before any.
  */
 (function (herald) {
   'use strict';
@@ -9,9 +11,13 @@
   var RECOUNT_MS = 100;
 
   herald.BadgeView = Backbone.View.extend({
-    initialize: function () {
+    // options.keyOf(model): the row a notification is shown in (feed-view.js's `key`).
+    initialize: function (options) {
+      this.keyOf = options.keyOf;
       this.baseTitle = document.title;
-      this.listenTo(this.collection, 'add remove reset change:read seen loading', this.scheduleRender);
+      this.total = this.collection.unreadTotal(this.keyOf);
+      this.listenTo(this.collection, 'add remove reset change:read loading loaded', this.scheduleRender);
+      this.listenTo(this.total, 'change', this.scheduleRender);
       this.render();
     },
 
@@ -25,10 +31,12 @@
 
     render: function () {
       var loading = this.collection.loaded === false;
-      var count = loading ? 0 : this.collection.unseenCount();
-      this.$('.badge-count').text(loading ? '…' : count);
+      if (this.collection.loaded) this.shown = this.total.counts();  // "…" before the first load
+      var shown = this.shown, count = shown ? shown.inbox : 0;
+      var text = shown ? herald.unreadText(count, shown.more.inbox) : '…';
+      this.$('.badge-count').text(text);
       this.$el.toggleClass('has-unread', count > 0).attr('aria-busy', loading ? 'true' : null);
-      document.title = count ? '(' + count + ') ' + this.baseTitle : this.baseTitle;
+      document.title = count ? '(' + text + ') ' + this.baseTitle : this.baseTitle;
       return this;
     }
   });

@@ -2,23 +2,26 @@
  * The bar over the feed: the tabs with their unread counts, "Mark all read"
  * (with an Undo), the density switch, and, while rows are selected, what a
  * selection can have done to it in one request each: read, unread, archive,
- * snooze; "Select all" takes every row of the tab, loading the older pages of
- * the view first (up to MAX_PAGES more).
+ * snooze; "Select all" takes at once every row of the tab loaded (no older page
+ * is loaded, as on GitHub), and the bar then offers every notification matching
+ * the view, on the server, when more match (select-matching.js).
  */
 (function (herald) {
   'use strict';
 
   var LABELS = {inbox: herald.t('Inbox'), foryou: herald.t('For you'), activity: herald.t('Activity')};
-  var MAX_PAGES = 10;
 
   herald.BulkBar = Backbone.View.extend({
     events: {
       'click .tab': 'clickTab',
       'keydown .tabs': 'arrowTabs',
-      'click .bulk-read': function () { this.feed.actions.setRead(true); },
+      'click .bulk-read': function () { if (!this.matching.run('read')) this.feed.actions.setRead(true); },
       'click .bulk-unread': function () { this.feed.actions.setRead(false); },
-      'click .bulk-archive': function () { this.feed.actions.archiveModels(null, this.feed.collection.criteria.view !== 'archived'); },
-      'click .bulk-snooze .snooze-for': 'snoozeSelection',
+      'click .bulk-archive': function () {
+        if (!this.matching.run('archive')) this.feed.actions.archiveModels(null, this.feed.collection.criteria.view !== 'archived');
+      },
+      'click .select-matching': function () { this.matching.choose(); },
+      'click .bulk-snooze .snooze-for, .bulk-snooze .snooze-custom': 'snoozeSelection',
       'click .select-all': 'selectAll',
       'click .select-none': function () { this.feed.actions.clearSelection(); },
       'click .mark-all-read': 'markAllRead',
@@ -27,10 +30,12 @@
 
     initialize: function (options) {
       this.feed = options.feed;
+      this.matching = new herald.SelectMatching(this);  // "Select all N matching" (select-matching.js)
       this.recount = _.throttle(_.bind(this.showCounts, this), 250, {leading: false});
       this.listenTo(this.feed, 'selection', this.showSelection);
       this.listenTo(this.feed, 'rendered changed', this.recount);
       this.listenTo(this.feed.collection, 'change:read reset add remove', this.recount);
+      this.listenTo(this.feed.collection.unreadTotal(_.bind(this.feed.key, this.feed)), 'change', this.recount);
       herald.fillSnoozeMenusOpening(this.el);
       var density = null;
       try { density = window.localStorage.getItem('herald.density'); } catch (e) { /* private mode */ }
@@ -47,18 +52,19 @@
         '<div class="bar-tools">' +
           '<button type="button" class="select-all">' + herald.t('Select all') + '</button>' +
           '<button type="button" class="mark-all-read">' + herald.t('Mark all read') + '</button>' +
-          '<button type="button" class="density" aria-pressed="false">' + herald.t('Comfortable') + '</button>' +
+          '<button type="button" class="density"></button>' +
           '<button type="button" class="shortcuts" aria-haspopup="dialog">' + herald.t('Shortcuts') + ' <kbd>?</kbd></button>' +
         '</div>' +
         '<div class="bulk" role="toolbar" aria-label="' + _.escape(herald.t('Selected notifications')) + '" hidden>' +
           '<span class="bulk-count" aria-live="polite"></span>' +
+          '<button type="button" class="select-matching" hidden></button>' +
           '<button type="button" class="bulk-read">' + herald.t('Mark read') + '</button>' +
           '<button type="button" class="bulk-unread">' + herald.t('Mark unread') + '</button>' +
           '<button type="button" class="bulk-archive">' + herald.t('Archive') + '</button>' +
           herald.snoozeMenu().replace('class="snooze"', 'class="snooze bulk-snooze"') +
           '<button type="button" class="select-none">' + herald.t('Clear') + '</button>' +
         '</div>');
-      this.$('.density').attr('aria-pressed', String(this.current === 'comfortable'));
+      this.density(this.current);
       this.showTab(this.feed.tab);
       return this;
     },
@@ -87,14 +93,20 @@
       event.preventDefault();
     },
 
+    // Each tab's unread rows, by the rule of every counter (read-state.js's
+    // unreadCounts, the badge's too), past the loaded pages too (unread-total.js);
+    // Activity is not counted as unread: no count.
     showCounts: function () {
-      var counts = this.feed.actions.counts(), loaded = this.feed.collection.loaded !== false;
+      var feed = this.feed, loaded = feed.collection.loaded !== false;
+      var unread = feed.collection.unreadTotal().counts();
       this.$('.tab').each(function () {
-        var tab = this.getAttribute('data-tab'), n = counts[tab];
-        $(this).find('.tab-count').text(loaded && n ? String(n) : '')
-          .attr('aria-label', loaded && n ? herald.t('{n} unread', {n: n}) : null);
+        var tab = this.getAttribute('data-tab'), n = unread[tab];
+        var text = n ? herald.unreadText(n, unread.more[tab]) : '';
+        $(this).find('.tab-count').text(loaded ? text : '')
+          .attr('aria-label', loaded && n ? herald.t('{n} unread', {n: text}) : null);
       });
-      this.$('.mark-all-read').prop('disabled', !loaded || !counts[this.feed.tab]);
+      // "Mark all read" takes any unread row of the tab, Activity's steps too.
+      this.$('.mark-all-read').prop('disabled', !loaded || !feed.actions.hasUnread(feed.tab));
     },
 
     showSelection: function (keys) {
@@ -105,29 +117,25 @@
         count: herald.countWords(models.length)}) : '');
       this.$('.bulk-archive').text(this.feed.collection.criteria.view === 'archived' ? herald.t('Move to inbox') :
         herald.t('Archive'));
+      this.matching.offer(keys);
     },
 
     snoozeSelection: function (event) {
       event.stopPropagation();
-      this.feed.actions.snoozeModels(this.feed.actions.targets(), Number($(event.currentTarget).attr('data-until')));
+      var chosen = event.currentTarget, until = $(chosen).hasClass('snooze-custom') ?
+        herald.snoozeMenuUntil(chosen) : Number($(chosen).attr('data-until'));
+      if (!until) return;  // a time not in the future: said in the menu
+      if (!this.matching.run('snooze', until)) this.feed.actions.snoozeModels(this.feed.actions.targets(), until);
       this.$('.bulk-snooze').prop('open', false);
     },
 
-    // Every row of the tab, the older pages of the view loaded first.
+    // Every row of the tab loaded, at once; the offer of all matching follows the
+    // selection (select-matching.js). A draw on its way (one per animation frame)
+    // comes first, else the selection would miss the rows it brings.
     selectAll: function () {
-      var feed = this.feed, collection = feed.collection, pages = 0, button = this.$('.select-all');
-      button.prop('disabled', true).text(herald.t('Loading…'));
-      function more() {
-        if (!collection.nextBefore || pages >= MAX_PAGES) return Promise.resolve();
-        pages += 1;
-        return collection.loadMore().then(more);
-      }
-      more().then(function () {
-        feed.render();
-        feed.actions.selectAllShown();
-      }, function () { feed.actions.selectAllShown(); }).then(function () {
-        button.prop('disabled', false).text(herald.t('Select all'));
-      });
+      var feed = this.feed;
+      if (feed.pending) return feed.once('rendered', function () { feed.actions.selectAllShown(); });
+      feed.actions.selectAllShown();
     },
 
     // Every unread row of the tab, with an Undo.
@@ -139,10 +147,11 @@
       feed.actions.setRead(true, models);
     },
 
+    // The button says what a press switches to ("Compact" while comfortable is on).
     density: function (which) {
       this.current = which;
       $('body').toggleClass('density-comfortable', which === 'comfortable');
-      this.$('.density').attr('aria-pressed', String(which === 'comfortable'));
+      this.$('.density').text(which === 'comfortable' ? herald.t('Compact') : herald.t('Comfortable'));
     },
 
     toggleDensity: function () {

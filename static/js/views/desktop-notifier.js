@@ -13,8 +13,13 @@
  * `herald.DesktopNotifier` follows the dispatcher. What it never shows:
  * the replay after a (re)connect (only what arrives between `replayed` and
  * the next loss of the connection is live), `kind: "data"` envelopes,
- * anything while the tab is visible. Bursts are coalesced: at most one a
- * second; what arrived meanwhile is one "N new notifications". Several tabs
+ * anything while the tab is visible, anything already handled when it would
+ * show (read, archived or snoozed, by another tab or device meanwhile). By the
+ * toasts' rules (toast-view.js): a burst is one notification (what arrives
+ * within BURST_MS of the one before is gathered, MAX_GATHER_MS at most, and
+ * never sooner than a second after the last one shown): news of one row of
+ * the feed (the same topic and title, or one run) is that row's title with
+ * "×N", news of several rows is one "N new notifications". Several tabs
  * of the same browser show each notification once: the first tab to take
  * the id's Web Lock holds it for a minute and shows it; a tab that finds it
  * taken stays quiet. The lock, kept by the browser itself, is what decides:
@@ -36,6 +41,8 @@
   var CLAIMS_KEY = 'herald.desktop-notifications.shown';
   var LOCK = 'herald.desktop-notifications';
   var GAP_MS = 1000;                 // at most one notification a second
+  var BURST_MS = 750;                // news this close together is one burst
+  var MAX_GATHER_MS = 3000;          // a long burst shows after this all the same
   var CLAIM_KEPT_MS = 10 * 60 * 1000;  // how long a shown id is remembered
   var CLAIM_HELD_MS = 60 * 1000;     // how long the tab that shows an id holds its lock
   var BODY_MAX = 240;                // characters of the body a notification carries
@@ -88,6 +95,12 @@
 
   // ---- The notifier --------------------------------------------------------------
 
+  // Handled since it arrived (the dashboard's collection knows): read, archived, snoozed.
+  function handled(n) {
+    var collection = herald.notifications, model = collection && collection.get(n.id);
+    return Boolean(collection && ((model && model.get('read')) || collection.isHidden(n.id)));
+  }
+
   function clip(text, max) {
     text = String(text || '');
     return text.length > max ? text.slice(0, max - 1) + '…' : text;
@@ -98,8 +111,9 @@
     this.user = options.user || '';
     this.settings = options.settings || herald.desktopNotifications;
     this.live = false;       // between `replayed` and the next loss of the connection
-    this.pending = [];       // envelopes claimed, waiting for the next second
+    this.pending = [];       // envelopes claimed, waiting for the burst to end
     this.timer = null;
+    this.gatheredFrom = null;  // when the burst being gathered began (ms)
     this.lastShown = 0;      // ms
     this.claims = Promise.resolve();  // settles once every claim asked so far is decided
     this.listenTo(herald.dispatcher, 'connected', function () { this.live = false; });
@@ -166,30 +180,35 @@
       return this.claims.then(function () { return true; });
     },
 
-    // Show at once when the last one was a second ago or more; else at that second.
+    // Gather the burst: shown BURST_MS after its last news (MAX_GATHER_MS after its
+    // first at most), and never sooner than GAP_MS after the last one shown.
     queue: function (envelope) {
+      var now = Date.now();
       this.pending.push(envelope);
-      if (this.timer) return;
-      var wait = this.lastShown + GAP_MS - Date.now();
-      if (wait <= 0) this.flush(); else this.timer = setTimeout(_.bind(this.flush, this), wait);
+      if (this.gatheredFrom === null) this.gatheredFrom = now;
+      clearTimeout(this.timer);
+      var wait = Math.max(Math.min(BURST_MS, this.gatheredFrom + MAX_GATHER_MS - now), this.lastShown + GAP_MS - now);
+      this.timer = setTimeout(_.bind(this.flush, this), Math.max(0, wait));
     },
 
     flush: function () {
-      var batch = this.pending;
+      var batch = _.reject(this.pending, handled);
       this.timer = null;
+      this.gatheredFrom = null;
       this.pending = [];
       // Back in the tab meanwhile (or switched off): the feed shows them.
       if (!batch.length || document.visibilityState !== 'hidden' || !this.settings.enabled()) return;
       this.lastShown = Date.now();
-      if (batch.length === 1) this.showOne(batch[0]); else this.showMany(batch);
+      if (_.size(_.groupBy(batch, herald.rowKey)) === 1) this.showOne(_.last(batch), batch.length); else this.showMany(batch);
     },
 
-    showOne: function (n) {
+    // One row's news: its newest, with how many times it came.
+    showOne: function (n, count) {
       var self = this;
       // A severity's word comes from feed-item.js's messages (herald.t of a known word).
       var line = (n.user ? herald.t('For you') : n.severity === 'critical' ? herald.t('Critical') :
         herald.t(n.severity || 'info')) + ' · ' + n.topic;
-      var shown = self.show(n.title, {
+      var shown = self.show(n.title + (count > 1 ? ' ×' + count : ''), {
         body: clip(line + (n.body ? '\n' + n.body : ''), BODY_MAX),
         tag: n.id,
         data: {id: n.id}

@@ -7,6 +7,12 @@
  * it is not loaded (GET /api/notifications/<id>). Beside the feed on a wide
  * screen, instead of it on a phone. Escape or "Close" returns to the feed,
  * with the focus back on the item it came from.
+ *
+ * Its actions go through the feed's (`actions`, feed-actions.js: with an Undo,
+ * a failure noted on the row). Once open it follows the feed's current row
+ * (detail-follow.js): archived or snoozed, the next row is shown here, so it
+ * never keeps an item gone from the list with live buttons. The keys act on
+ * what it shows while it has the focus (feed-keys.js).
  */
 (function (herald) {
   'use strict';
@@ -80,11 +86,14 @@
       'click .archive': 'archive',
       'click .unarchive': 'unarchive',
       'click .snooze-for': 'snoozeFor',
+      'click .snooze-custom': 'snoozeCustom',
       'keydown': 'keydown'
     },
 
     initialize: function (options) {
       this.columns = options.columns;
+      this.actions = options.actions;
+      this.shown = null;  // the id asked for last (set at once; `envelope` once it is in)
       this.groupOf = options.groupOf;
       herald.fillSnoozeMenusOpening(this.el);
       this.envelope = null;
@@ -94,18 +103,22 @@
     },
 
     // Show notification `id` (from the collection, else the server); a promise.
-    show: function (id) {
-      var self = this, model = self.collection.get(id);
-      self.returnTo = id;
+    // `options.focus` false: the focus stays where it is (following the list's row).
+    show: function (id, options) {
+      var self = this, model = self.collection.get(id), focus = !options || options.focus !== false;
+      self.returnTo = self.shown = id;
+      self.fromCollection = Boolean(model);
       var found = model ? Promise.resolve(model.toJSON()) :
         herald.client.get('/api/notifications/' + encodeURIComponent(id));
       return found.then(function (envelope) {
+        if (self.shown !== id) return;  // another was asked for meanwhile
         self.envelope = envelope;
         if (!self.collection.isRead(envelope.id)) {
           self.collection.setReadFor(self.models(), true).catch(function () { /* told as action:error */ });
         }
         self.render();
-        self.$('#detail-title').trigger('focus');
+        if (focus) self.$('#detail-title').trigger('focus');
+        self.trigger('shown', id);
       }, function (error) {
         self.envelope = null;
         self.$el.html('<div class="card-head"><h2 id="detail-title" tabindex="-1">' + e(herald.t('Not found')) + '</h2>' +
@@ -127,22 +140,32 @@
       var read = this.collection.isRead(this.envelope.id);
       this.$el.html(this.template(this.envelope, read, this.collection.criteria.view)).prop('hidden', false);
       this.columns.addClass('with-detail');
-      if (focused) this.$(focused).first().trigger('focus');
+      if (focused) {  // the same control, else (a menu's choice, gone) the title
+        var again = this.$(focused).first();
+        (again.length ? again : this.$('#detail-title')).trigger('focus');
+      }
       return this;
     },
 
     hide: function () {
-      this.envelope = null;
+      this.envelope = this.shown = null;
       this.$el.prop('hidden', true).empty();
       this.columns.removeClass('with-detail');
+      this.trigger('hidden');
+    },
+
+    // Whether it shows something (or is about to).
+    isOpen: function () {
+      return Boolean(this.shown);
     },
 
     close: function () {
       this.trigger('close', this.returnTo);
     },
 
+    // Escape closes it, unless a snooze menu is open in it (the menu closes: feed-keys.js).
     keydown: function (event) {
-      if (event.key === 'Escape') this.close();
+      if (event.key === 'Escape' && !$(event.target).closest('details.snooze[open]').length) this.close();
     },
 
     // What the actions here apply to: the whole group shown (as in the feed).
@@ -153,28 +176,53 @@
       return model ? [model] : [new herald.Notification(this.envelope)];
     },
 
+    // ---- Its actions (buttons, or keys while it has the focus) ----------------------
+    // Done through the feed's actions; the item then leaves the list and the detail
+    // shows the next (detail-follow.js). One not from the list (opened by its URL,
+    // older than what is loaded) is closed instead: nothing would take its place.
+
+    after: function () {
+      if (!this.fromCollection) this.close();
+    },
+
+    // The `s` key: open this menu, its first choice focused.
+    openSnooze: function () {
+      herald.openSnoozeMenu(this.$('details.snooze')[0]);
+    },
+
+    snoozeUntil: function (until) {
+      this.$('details.snooze').prop('open', false);
+      this.$('#detail-title').trigger('focus');
+      this.actions.snoozeModels(this.models(), until);
+      this.after();
+    },
+
     snoozeFor: function (event) {
-      // A failure is told by the client (`action:error`) and the status banner.
-      this.collection.snooze(this.models(), Number($(event.currentTarget).attr('data-until')))
-        .catch(function () { /* told as action:error */ });
-      this.close();
+      this.snoozeUntil(Number($(event.currentTarget).attr('data-until')));
+    },
+
+    snoozeCustom: function (event) {
+      var until = herald.snoozeMenuUntil(event.currentTarget);
+      if (until) this.snoozeUntil(until);
     },
 
     toggleRead: function () {
-      var read = this.collection.isRead(this.envelope.id);
-      this.collection.setReadFor(this.models(), !read).catch(function () { /* told as action:error */ });
-      this.render();
-      this.$('.toggle-read').trigger('focus');
+      if (!this.envelope) return;
+      this.actions.setRead(!this.collection.isRead(this.envelope.id), this.models());
     },
 
     archive: function () {
-      this.collection.archive(this.models(), true).catch(function () { /* told as action:error */ });
-      this.close();
+      if (!this.envelope) return;
+      this.actions.archiveModels(this.models(), this.collection.criteria.view !== 'archived');
+      this.after();
     },
 
     unarchive: function () {
-      this.collection.archive(this.models(), false).catch(function () { /* told as action:error */ });
-      this.close();
+      this.archive();
+    },
+
+    mute: function () {
+      if (this.envelope) this.actions.muteTopic(this.envelope.topic);
     }
   });
 })(window.herald = window.herald || {});

@@ -4,12 +4,12 @@
  * row events; the keys (feed-keys.js) and the bulk bar (bulk-bar.js) call it
  * as `feed.actions`.
  *
- * Rows can be selected (checkbox, `x`, shift-click for a range) for the bulk
- * bar (bulk-bar.js). Actions apply to the selection, else to the current row;
+ * Rows can be selected for the bulk bar (feed-selection.js, which adds the
+ * selection's methods here). Actions apply to the selection, else to the current row;
  * each says what it did with an inverse for Undo (the feed's `did` event,
  * shown by undo-view.js); one that failed leaves a note with a Retry on its
  * rows. It also keeps the user's place across the feed's draws (the focus)
- * and counts the unread rows of each tab (for the bar's tabs).
+ * and says whether a tab shows an unread row (the bar's "Mark all read").
  *
  * Its state is its own: the selection (`selected`, `anchor`) and the failed
  * actions (`failures`). It knows the feed only through:
@@ -26,7 +26,10 @@
     this.feed = feed;
     this.selected = {};  // group key -> true
     this.anchor = null;  // the key a shift-click selects a range from
-    this.failures = {};  // group key -> {text, retry}: an action that failed on that row
+    this.range = null;   // the keys of the Shift+J/K range (feed-selection.js)
+    this.leaving = {};   // group key -> true: archived or snoozed, the server's answer awaited
+    this.failures = {};  // group key -> {text, retryable, retry}: an action that failed on that row
+    feed.listenTo(herald.dispatcher, 'recovered', _.bind(this.redoFailed, this));
   };
 
   _.extend(herald.FeedActions.prototype, {
@@ -54,75 +57,15 @@
       (control.length ? control : item.find('button.open')).trigger('focus');
     },
 
-    // Unread rows per tab (for the tab bar).
-    counts: function () {
-      var counts = {inbox: 0, foryou: 0, activity: 0}, feed = this.feed;
-      _.each(feed.byKey, function (group) {
-        // Only what the tabs need (not the whole description): this runs often.
-        if (_.every(group, function (m) { return m.get('read'); })) return;
-        var d = {mine: _.some(group, function (m) { return Boolean(m.get('user')); }),
-                 activity: _.every(group, function (m) { return herald.isActivity(m.attributes); })};
-        _.each(herald.FEED_TABS, function (tab) { if (feed.inTab(d, tab)) counts[tab] += 1; });
+    // Whether `tab` shows an unread row, Activity's steps included ("Mark all read"
+    // takes them too). The counters' numbers are read-state.js's unreadCounts.
+    hasUnread: function (tab) {
+      var feed = this.feed;
+      return _.some(feed.byKey, function (group) {
+        if (_.every(group, function (m) { return m.get('read'); })) return false;
+        return feed.inTab({mine: _.some(group, function (m) { return Boolean(m.get('user')); }),
+                           activity: _.every(group, function (m) { return herald.isActivity(m.attributes); })}, tab);
       });
-      return counts;
-    },
-
-    // ---- Selection ---------------------------------------------------------------
-
-    selection: function () {
-      var byKey = this.feed.byKey;
-      return _.filter(_.keys(this.selected), function (key) { return byKey[key]; });
-    },
-
-    isSelected: function (key) { return Boolean(this.selected[key]); },
-
-    // Let the selection go without drawing it (the feed is about to be drawn whole).
-    forgetSelection: function () { this.selected = {}; },
-
-    select: function (keys, on) {
-      _.each(keys, function (key) {
-        if (on) this.selected[key] = true; else delete this.selected[key];
-        var item = this.feed.itemByKey(key);
-        item.toggleClass('selected', on).find('input.select').prop('checked', on);
-      }, this);
-      this.feed.trigger('selection', this.selection());
-    },
-
-    toggleSelect: function (key, range) {
-      var feed = this.feed, on = !this.selected[key];
-      if (range && this.anchor && feed.itemByKey(this.anchor).length) {
-        var items = feed.$('li.notification'), a = items.index(feed.itemByKey(this.anchor));
-        var b = items.index(feed.itemByKey(key));
-        var keys = items.slice(Math.min(a, b), Math.max(a, b) + 1).map(function () {
-          return this.getAttribute('data-key');
-        }).get();
-        this.select(keys, true);
-      } else {
-        this.select([key], on);
-      }
-      this.anchor = key;
-    },
-
-    selectAllShown: function () {
-      this.select(this.feed.$('li.notification').map(function () { return this.getAttribute('data-key'); }).get(), true);
-    },
-
-    clearSelection: function () {
-      this.select(this.selection(), false);
-    },
-
-    // The models an action applies to: the selection, else the current row's.
-    targets: function () {
-      var byKey = this.feed.byKey, keys = this.selection();
-      if (!keys.length && this.feed.current) keys = [this.feed.current];
-      return _.flatten(_.map(keys, function (key) { return byKey[key] || []; }));
-    },
-
-    clickSelect: function (event) {
-      event.stopPropagation();
-      var key = $(event.currentTarget).closest('li.notification').attr('data-key');
-      event.preventDefault();  // the state is ours: drawn by select()
-      this.toggleSelect(key, event.shiftKey);
     },
 
     // ---- Actions -------------------------------------------------------------------
@@ -157,20 +100,36 @@
 
     // Run `action` (a promise of the server's answer) for `models`. Done, say what was
     // done (`did`, with `inverse` for Undo); failed, say so beside each row it was
-    // for, with a Retry (the change was not kept: a read change is put back).
+    // for, with a Retry (the change was not kept: a read change is put back). While
+    // Redis is known to be away it is not sent at all: refused at once, nothing shown
+    // done (herald.unsaved), and redone by itself when the page hears `recovered`.
     attempt: function (models, words, action, inverse) {
       var self = this, feed = self.feed;
       var keys = _.uniq(_.map(models, function (model) { return feed.key(model); }));
       _.each(keys, function (key) { self.showFailure(key, null); });
-      return Promise.resolve().then(action).then(function () {
-        if (words) feed.trigger('did', words, inverse);
+      var refused = herald.unsaved ? herald.unsaved() : null;
+      var sent = refused ? Promise.reject(refused) : Promise.resolve().then(action);
+      // Answers come back in any order (read changes by the socket, the rest by REST):
+      // the Undo bar offers the action asked last, never an earlier one answered later.
+      var asked = self.asked = (self.asked || 0) + 1;
+      return sent.then(function () {
+        if (!words || asked < (self.offered || 0)) return;
+        self.offered = asked;
+        feed.trigger('did', words, inverse);
       }, function (error) {
-        var why = herald.errorText(error);
-        var text = herald.t('Not done: {why}.', {why: why});
-        _.each(keys, function (key) {
-          self.showFailure(key, {text: text, retry: function () { self.attempt(models, words, action, inverse); }});
-        });
+        var text = herald.t('Not done: {why}', {why: herald.errorText(error)});
+        if (error && error.retryable) text += ' ' + herald.t('It is redone by itself when Herald can save again.');
+        // One retry for all the rows of this action: redone once, however many rows.
+        var failure = {text: text, retryable: Boolean(error && error.retryable),
+                       retry: function () { self.attempt(models, words, action, inverse); }};
+        _.each(keys, function (key) { self.showFailure(key, failure); });
       });
+    },
+
+    // Redis (or Herald) is back: redo, once each, the actions that failed for that.
+    redoFailed: function () {
+      var failures = _.uniq(_.filter(_.values(this.failures), function (f) { return f.retryable; }));
+      _.each(failures, function (failure) { failure.retry(); });
     },
 
     // The failed action noted on the row of `key` ({text, retry}), if any: drawn with it.
@@ -214,9 +173,24 @@
       var collection = this.feed.collection;
       this.clearSelection();
       var count = {count: herald.countWords(models.length)};
-      this.attempt(models, archived === false ? herald.t('Moved to the inbox: {count}', count) : herald.t('Archived: {count}', count),
+      this.leave(models, this.attempt(models, archived === false ? herald.t('Moved to the inbox: {count}', count) : herald.t('Archived: {count}', count),
                    function () { return collection.archive(models, archived !== false); },
-                   function () { return collection.archive(models, archived === false); });
+                   function () { return collection.archive(models, archived === false); }));
+    },
+
+    // `models` are leaving the view (`done`: the promise of the action). When they are the
+    // current row's, the next row becomes current at once (the open detail follows), not
+    // when the server's answer takes the row away: a key pressed meanwhile acts on the
+    // next row, not on this one again (keys faster than the server were lost).
+    leave: function (models, done) {
+      var self = this, feed = self.feed, key = feed.current;
+      if (!key || !_.some(models, function (m) { return feed.key(m) === key; })) return;
+      self.leaving[key] = true;
+      Promise.resolve(done).then(function () { delete self.leaving[key]; });
+      var items = feed.$('li.notification'), at = items.index(feed.itemByKey(key));
+      var staying = function (i) { return i >= 0 && i < items.length && !self.leaving[items[i].getAttribute('data-key')]; };
+      var next = _.find(_.range(at + 1, items.length).concat(_.range(at - 1, -1, -1)), staying);
+      if (next !== undefined) feed.moveTo(items[next].getAttribute('data-key'), $.contains(feed.el, document.activeElement));
     },
 
     archive: function (event) { this.archiveModels(this.modelsFor(event), true); },
@@ -231,9 +205,9 @@
       if (!models.length) return;
       var collection = this.feed.collection;
       this.clearSelection();
-      this.attempt(models, herald.t('Snoozed until {time}: {count}', {time: herald.exactTime(new Date(until)), count: herald.countWords(models.length)}),
+      this.leave(models, this.attempt(models, herald.t('Snoozed until {time}: {count}', {time: herald.exactTime(new Date(until)), count: herald.countWords(models.length)}),
                    function () { return collection.snooze(models, until); },
-                   function () { return collection.unsnooze(models); });
+                   function () { return collection.unsnooze(models); }));
     },
 
     snoozeFor: function (event) {
@@ -242,27 +216,29 @@
     },
 
     snoozeCustom: function (event) {
-      var input = $(event.currentTarget).closest('.menu').find('.snooze-at');
-      var until = input.val() ? new Date(input.val()).getTime() : NaN;
-      if (!(until > Date.now())) {
-        input.attr('aria-invalid', 'true').trigger('focus');
-        herald.dispatcher.trigger('action:error', herald.t('Choose a time in the future to snooze until.'));
-        return;
-      }
-      this.snoozeModels(this.modelsFor(event), until);
+      var until = herald.snoozeMenuUntil(event.currentTarget);
+      if (until) this.snoozeModels(this.modelsFor(event), until);
     },
 
     // Open the snooze menu of the current row (the `s` key).
     openSnooze: function () {
-      var menu = this.feed.itemByKey(this.feed.current).find('details.snooze');
-      if (!menu.length) return;
-      herald.fillSnoozeMenu(menu[0], Date.now());
-      menu.prop('open', true);
-      menu.find('.snooze-for').first().trigger('focus');
+      herald.openSnoozeMenu(herald.snoozeMenuOf(this.feed.itemByKey(this.feed.current)[0]));
+    },
+
+    // A row's Snooze button, used for the first time: its menu made and opened, the
+    // first choice focused. (Not the row's click too: the button is gone by then.)
+    openSnoozeOf: function (event) {
+      event.stopPropagation();
+      herald.openSnoozeMenu(herald.snoozeMenuOf($(event.currentTarget).closest('li.notification')[0]));
     },
 
     mute: function (event) {
-      var topic = $(event.currentTarget).closest('li.notification').attr('data-topic');
+      this.muteTopic($(event.currentTarget).closest('li.notification').attr('data-topic'));
+    },
+
+    // Mute `topic` (a row's button, or the `m` key), with an Undo.
+    muteTopic: function (topic) {
+      if (!topic) return;
       var collection = this.feed.collection, feed = this.feed;
       collection.mute(topic).then(function () {
         feed.trigger('did', herald.t('Muted {topic} (see Preferences)', {topic: topic}), function () { return collection.unmute(topic); });

@@ -7,9 +7,10 @@
  * <progress>, from the newest `data.percent` or `data.progress`) and how it
  * ended; any other group shows how many times it came.
  *
- * The row is dense: a checkbox, the unread dot, the severity's icon and word
- * (never a colour alone), the title (the button that opens it), and one line
- * of topic, time and "for you" for a private one. Its actions show on hover,
+ * The row is dense: a checkbox, the unread dot, the severity's icon (its word
+ * for screen readers: said once, never a colour alone), the title (the button
+ * that opens it), one line of topic and "for you" for a private one, and the
+ * time in a column of its own at the row's end (compact on a phone: "29s"). Its actions show on hover,
  * on focus and on the current row (CSS). Only the current row's controls are
  * in the Tab order (feed-view.js keeps it: a roving tabindex).
  *
@@ -56,16 +57,18 @@
       return html + '<button type="button" class="unsnooze" tabindex="-1">' + herald.t('Wake now') + '</button>';
     }
     return html + '<button type="button" class="archive" tabindex="-1">' + herald.t('Archive') + '</button>' +
-      herald.snoozeMenu() +
+      herald.snoozeLater() +
       '<button type="button" class="mute" tabindex="-1">' + herald.t('Mute topic') + '</button>';
   }
 
   // After the title: how far a run got and how many updates, or how many times it came.
+  // A failed run whose severity says error already (its ✖) says "failed" to screen readers only.
   function countHtml(d) {
     if (d.run) {
       var state = d.outcome === 'failed' ? herald.t('failed') : d.outcome === 'succeeded' ? herald.t('done') :
         (d.percent !== null ? Math.round(d.percent) + '%' : herald.t('running'));
-      return ' <span class="run-state run-' + e(d.outcome || 'running') + '">' + e(state) + '</span>' +
+      var told = d.outcome === 'failed' && (d.json.severity === 'error' || d.json.severity === 'critical');
+      return ' <span class="run-state run-' + e(d.outcome || 'running') + (told ? ' sr-only' : '') + '">' + e(state) + '</span>' +
         (d.count > 1 ? ' <span class="count">' + e(herald.tn('{n} update', '{n} updates', d.count)) + '</span>' : '');
     }
     return d.count > 1 ? ' <span class="count"><span aria-hidden="true">×' + d.count + '</span>' +
@@ -83,7 +86,7 @@
     var n = d.json, item = document.createElement('li');
     item.className = 'notification severity-' + (n.severity || 'info') + (d.read ? '' : ' unread') +
       (d.unseen ? ' unseen' : '') + (options.pinned ? ' pinned' : '') + (options.selected ? ' selected' : '') +
-      (d.mine ? ' mine' : '') + (d.run ? ' run' : '');
+      (d.mine ? ' mine' : '') + (d.run ? ' run run-' + (d.outcome || 'running') : '');
     item.setAttribute('data-id', d.newest.id);
     item.setAttribute('data-topic', n.topic);
     item.setAttribute('data-key', key);
@@ -99,10 +102,9 @@
         '</button>' +
         '<div class="meta">' +
           (options.pinned ? '<span class="pin">' + e(herald.t('Pinned')) + '</span>' : '') +
-          (n.severity === 'info' ? '' : '<span class="severity">' + e(herald.severityWord(n.severity)) + '</span>') +
+          (n.severity === 'info' ? '' : '<span class="severity sr-only">' + e(herald.severityWord(n.severity)) + '</span>') +
           (d.mine ? '<span class="for-you">' + e(herald.t('For you')) + '</span>' : '') +
           '<span class="topic">' + e(n.topic) + '</span>' +
-          '<time datetime="' + e(n.ts) + '"></time>' +
           (options.until ? '<span class="until">' +
             e(herald.t('back {time}', {time: herald.exactTime(new Date(options.until))})) + '</span>' : '') +
         '</div>' +
@@ -110,10 +112,26 @@
           '<progress max="100" value="' + Math.round(d.percent) + '" aria-label="' + e(herald.t('Progress')) + '"></progress>' : '') +
         (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') +
       '</div>' +
+      '<time class="when" datetime="' + e(n.ts) + '"></time>' +
       '<div class="actions" role="group" aria-label="' + e(herald.t('Actions')) + '">' + actionsHtml(options.view, d.read) + '</div>';
     var time = item.querySelector('time');
-    time.textContent = d.newest.relativeTime();
+    herald.drawRowTime(time, d.newest);
     time.title = d.newest.exactTime();
     return item;
+  };
+
+  // A row's time, in words ("29 sec. ago") and compact ("29s"): the CSS shows the compact
+  // form on a phone, where the words stay for screen readers (herald.css, .when-words),
+  // and the exact time is the <time>'s title and datetime. Only what changed is written,
+  // as feed-view.js redraws every row's time every few seconds.
+  herald.drawRowTime = function (time, model, now) {
+    var at = model.time().getTime(), words = model.relativeTime(now), compact = herald.compactWords(at, now);
+    var shown = time.firstChild && time.firstChild.className === 'when-words' ? time.children : null;
+    if (!shown) {
+      time.innerHTML = '<span class="when-words"></span><span class="when-short" aria-hidden="true"></span>';
+      shown = time.children;
+    }
+    if (shown[0].textContent !== words) shown[0].textContent = words;
+    if (shown[1].textContent !== compact) shown[1].textContent = compact;
   };
 })(window.herald = window.herald || {});

@@ -6,9 +6,12 @@
  * `feed.seen`, calls `later()` after it draws, and `stop()` when it goes.
  *
  * Its state is its own: the listeners it holds (the page becoming visible,
- * a scroll, the watermark moving) and a throttle, so that a flood of rows
- * costs one look at the layout a while. It knows the feed only through
- * `feed.el` (its rows), `feed.collection` and `feed.tab`.
+ * the feed coming on or off the screen, the watermark moving) and a throttle,
+ * so that a flood of rows costs one look a while. Whether the feed is on the
+ * screen comes from an IntersectionObserver, not from reading the layout: a
+ * read in the middle of a flood made the browser lay out the page there and
+ * then. It knows the feed only through `feed.el` (its rows), `feed.collection`
+ * and `feed.tab`.
  */
 (function (herald) {
   'use strict';
@@ -16,8 +19,16 @@
   herald.FeedSeen = function (feed) {
     this.feed = feed;
     this.later = _.throttle(_.bind(this.see, this), 300, {leading: false});  // soon, not in this task
+    this.inSight = false;  // the feed on the screen (told by the observer, at once when observed)
+    this.sight = new IntersectionObserver(_.bind(function (entries) {
+      // Some of it on the screen, or no box at all (hidden: the detail in its place on a
+      // phone), as the layout read this replaced counted it.
+      var entry = _.last(entries), box = entry.boundingClientRect;
+      this.inSight = entry.isIntersecting || (!box.width && !box.height && !box.top && !box.left);
+      if (this.inSight) this.later();
+    }, this));
+    this.sight.observe(feed.el);
     document.addEventListener('visibilitychange', this.later);
-    window.addEventListener('scroll', this.later, {passive: true});
     this.listenTo(feed.collection, 'seen', this.show);
   };
 
@@ -26,10 +37,8 @@
     // top of the feed on the screen.
     see: function () {
       var feed = this.feed, el = feed.el;
-      if (document.visibilityState !== 'visible' || feed.collection.criteria.view !== 'feed' ||
+      if (!this.inSight || document.visibilityState !== 'visible' || feed.collection.criteria.view !== 'feed' ||
           feed.tab !== 'inbox') return;
-      var top = el.getBoundingClientRect().top;
-      if (top > window.innerHeight || top < -el.offsetHeight) return;
       // The newest row: the first unpinned one, or a pinned one (few) if newer.
       var first = el.querySelector('li.notification:not(.pinned)');
       var newest = first ? first.getAttribute('data-id') : null;
@@ -50,8 +59,8 @@
 
     stop: function () {
       this.later.cancel();
+      this.sight.disconnect();
       document.removeEventListener('visibilitychange', this.later);
-      window.removeEventListener('scroll', this.later);
       this.stopListening();
     }
   });

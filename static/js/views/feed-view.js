@@ -7,10 +7,16 @@
  *
  * One Tab stop for the whole list (a roving tabindex): the current row's
  * controls are in the Tab order, the others are not; j/k and the arrows move
- * (feed-keys.js). Two collaborators hold their own state: `actions`
+ * (feed-keys.js; the current row's methods are in feed-current.js). Two
+ * collaborators hold their own state: `actions`
  * (feed-actions.js: selection, actions, keeping the focus across draws) and
  * `seen` (feed-seen.js: the `seen` watermark). The keys and the bulk bar
  * (bulk-bar.js) call `feed.actions` themselves.
+ *
+ * The current row is said (`current`) when the user moves it (j/k, the focus)
+ * or when it leaves and the next takes its place, so the open detail follows
+ * it (detail-follow.js); while the detail is open (`following`) the current
+ * row stays where the user put it rather than going back to the top.
  *
  * A live notification, a read change or the oldest let go touch only their
  * own row; anything else draws the list again whole (once per frame at most),
@@ -38,6 +44,7 @@
       'click .unsnooze': act('unsnooze'),
       'click .mute': act('mute'),
       'click .retry': act('retryRow'),
+      'click .snooze-later': act('openSnoozeOf'),
       'click .snooze-for': act('snoozeFor'),
       'click .snooze-custom': act('snoozeCustom')
     },
@@ -48,6 +55,8 @@
       this.groups = {};    // the id a row shows (its newest) -> the models it stands for
       this.byKey = {};     // group key -> the same models
       this.current = null; // the key of the current row (the list's one Tab stop)
+      this.rows = new Map();  // group key -> its row as last drawn (itemByKey, feed-current.js)
+      this.following = false;  // the detail is open and follows the current row
       this.actions = new herald.FeedActions(this);  // selection, actions, focus keeping (feed-actions.js)
       this.scheduleRender = _.bind(function () {
         if (this.pending) return;
@@ -55,6 +64,7 @@
         window.requestAnimationFrame(_.bind(function () { this.pending = false; this.render(); }, this));
       }, this);
       herald.fillSnoozeMenusOpening(this.el);
+      this.liftOpenMenus();
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'change:read', this.showRead);
       this.listenTo(this.collection, 'remove', this.removeOne);
@@ -64,8 +74,7 @@
     },
 
     key: function (model) {
-      var run = model.get('correlation_id');
-      return run ? 'run\n' + run : 'same\n' + model.get('topic') + '\n' + model.get('title');
+      return herald.rowKey(model.attributes);
     },
 
     showTab: function (tab) {
@@ -108,6 +117,7 @@
       var failure = this.actions.failureOf(key);
       if (failure) item.querySelector('.main').appendChild(herald.failureNote(failure));
       if (key === this.current) this.roving(item, true);
+      this.rows.set(key, item);
       return item;
     },
 
@@ -115,7 +125,9 @@
       if (this.pending) return this;  // a whole draw is on its way
       var focus = this.actions.focused(), self = this;
       var menu = this.$('details.snooze[open]').closest('li.notification').attr('data-key');
+      var at = this.$('li.notification').index(this.itemByKey(this.current));  // where the current row was
       self.groups = {};
+      self.rows = new Map();
       var items = [], pinned = [];
       _.each(self.group(), function (group) {
         var item = self.draw(group);
@@ -124,8 +136,14 @@
         (/\bpinned\b/.test(item.className) ? pinned : items).push(item);
       });
       self.$el.empty().append(pinned.concat(items));
-      if (!self.itemByKey(self.current).length || !focus) self.setCurrent(self.firstKey(), false);
-      if (menu) self.itemByKey(menu).find('details.snooze').prop('open', true);
+      if (!self.itemByKey(self.current).length && at >= 0 && (focus || self.following)) {
+        // The current row left (archived, snoozed, muted): the one now in its place.
+        var items = self.$('li.notification');
+        self.moveTo(items.length ? items.eq(Math.min(at, items.length - 1)).attr('data-key') : null, false);
+      } else if (!self.itemByKey(self.current).length || !(focus || self.following)) {
+        self.setCurrent(self.firstKey(), false);
+      }
+      if (menu) herald.reopenSnoozeMenu(self.itemByKey(menu)[0]);
       self.showEmpty();
       if (focus) self.actions.refocus(focus);
       self.seen.later();
@@ -166,14 +184,16 @@
       var menu = old.find('details.snooze').prop('open');
       var item = this.draw(group);
       old.remove();
+      if (!item) this.rows.delete(key);
       if (item) {
         this.groups[group[0].id] = group;
         this.el.insertBefore(item, this.itemAfter(group[0].id, /\bpinned\b/.test(item.className)));
-        if (menu) $(item).find('details.snooze').prop('open', true);
+        if (menu) herald.reopenSnoozeMenu(item);
         if (focus) this.actions.refocus(_.extend(focus, {key: key}));
       }
       // The list's Tab stop: the top row, unless the user is working in the list.
-      if (!this.itemByKey(this.current).length || !$.contains(this.el, document.activeElement)) {
+      if (!this.itemByKey(this.current).length ||
+          !(this.following || $.contains(this.el, document.activeElement))) {
         this.setCurrent(this.firstKey(), false);
       }
       this.showEmpty();
@@ -210,6 +230,7 @@
         this.replace(old, rest);
       } else {
         delete this.byKey[key];
+        this.rows.delete(key);
         old.remove();
         this.trigger('changed');
       }
@@ -223,68 +244,30 @@
       this.replace(this.itemByKey(this.key(model)), group);
     },
 
-    // ---- The current row and the focus -------------------------------------------
-
-    itemByKey: function (key) {
-      if (!key) return $();
-      return this.$('li.notification[data-key="' + CSS.escape(String(key)) + '"]');
-    },
-
-    itemById: function (id) {
-      return this.$('li.notification[data-id="' + CSS.escape(String(id)) + '"]');
-    },
-
-    firstKey: function () {
-      var first = this.el.querySelector('li.notification');
-      return first ? first.getAttribute('data-key') : null;
-    },
-
-    // Put a row's controls in the Tab order (or out of it).
-    roving: function (item, on) {
-      _.each(item.querySelectorAll('button, input, summary'), function (control) {
-        control.tabIndex = on ? 0 : -1;
-      });
-      item.classList.toggle('current', on);
-    },
-
-    setCurrent: function (key, focus) {
-      var old = this.itemByKey(this.current);
-      if (old.length && this.current !== key) this.roving(old[0], false);
-      this.current = key;
-      var item = this.itemByKey(key);
-      if (!item.length) return item;
-      this.roving(item[0], true);
-      if (focus) item.find('button.open').trigger('focus');
-      return item;
-    },
-
-    // Move the current row by `delta` rows (the focus follows).
-    move: function (delta) {
-      var items = this.$('li.notification'), at = items.index(this.itemByKey(this.current));
-      if (!items.length) return;
-      var next = at < 0 ? 0 : Math.max(0, Math.min(items.length - 1, at + delta));
-      var item = items.eq(next);
-      this.setCurrent(item.attr('data-key'), true);
-      item[0].scrollIntoView({block: 'nearest'});
-    },
-
-    focusItem: function (event) {
-      var key = $(event.currentTarget).attr('data-key');
-      if (key !== this.current) this.setCurrent(key, false);
-    },
-
     // Relative times, kept current (only the texts that changed are written).
     refreshTimes: function () {
       var now = Date.now(), groups = this.groups;
       this.$('li.notification').each(function () {
-        var group = groups[this.getAttribute('data-id')], time = this.querySelector('time');
-        if (!group || !time) return;
-        var text = group[0].relativeTime(now);
-        if (time.textContent !== text) time.textContent = text;
+        var group = groups[this.getAttribute('data-id')], time = this.querySelector('time.when');
+        if (group && time) herald.drawRowTime(time, group[0], now);
       });
     },
 
+    // The row whose snooze menu is open is lifted over the rows below it, which its menu
+    // hangs over (herald.css, .menu-open). An observer, not a :has() in the CSS: that had
+    // every change inside any row (its time, each second) restyle the row.
+    liftOpenMenus: function () {
+      this.menus = new MutationObserver(function (records) {
+        _.each(records, function (record) {
+          var item = $(record.target).closest('li.notification')[0];
+          if (item) item.classList.toggle('menu-open', Boolean(item.querySelector('details.snooze[open]')));
+        });
+      });
+      this.menus.observe(this.el, {attributes: true, attributeFilter: ['open'], subtree: true});
+    },
+
     remove: function () {
+      this.menus.disconnect();
       clearInterval(this.timer);
       this.seen.stop();
       return Backbone.View.prototype.remove.apply(this, arguments);

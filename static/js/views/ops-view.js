@@ -88,7 +88,7 @@
 
     failed: function (model, xhr) {
       var reason = (xhr && xhr.responseJSON && xhr.responseJSON.error) || herald.t('no answer');
-      this.$('#ops-summary').text(herald.t('Cannot read the system’s state: {why}. Retrying.', {why: reason}))
+      this.$('#ops-summary').text(herald.t('Cannot read the system’s state: {why} Retrying.', {why: herald.errorText({message: reason})}))
         .addClass('error');
     },
 

@@ -1,7 +1,10 @@
 /*
  * The rollup's chart: one horizontal bar per topic, the busiest eight, and
  * one "other" bar for the rest together, each with its value written at
- * its end; "Topic" and "Notifications" name the axes.
+ * its end; "Topic" and "Notifications" name the axes. The scale is the named
+ * bars': an "other" bar longer than the busiest named one is drawn cut, to
+ * the plot's end with a break mark (its value still written in full), so it
+ * never squashes the named ones to slivers.
  *
  * Plain SVG drawn at the holder's own width in CSS pixels (never scaled by
  * a viewBox), so its text stays readable on a phone; colours come from
@@ -61,7 +64,8 @@
     var left = labels, right = width - (widest * CHAR + 10);
     var plot = Math.max(right - left, 40);
     var bottom = HEAD + bars.length * ROW;
-    var top = _.max(_.pluck(bars, 'total')) || 1;  // the longest bar fills the plot
+    var named = _.pluck(_.reject(bars, 'other'), 'total');
+    var top = (named.length ? _.max(named) : _.max(_.pluck(bars, 'total'))) || 1;  // the busiest named bar fills the plot
     var step = tickStep(top, Math.max(Math.floor(plot / 90), 2));
     var scale = plot / top;
     var chart = node('svg', {width: width, height: bottom + FOOT, class: 'chart', role: 'img',
@@ -81,16 +85,23 @@
                                     class: 'axis-title'}, herald.t('Notifications')));
 
     _.each(bars, function (bar, i) {
-      var y = HEAD + i * ROW + (ROW - BAR) / 2, length = Math.max(bar.total * scale, 1);
+      var y = HEAD + i * ROW + (ROW - BAR) / 2, cut = bar.total > top;
+      var length = cut ? plot : Math.max(bar.total * scale, 1);
       var label = node('text', {x: left - 6, y: y + BAR / 2 + 4, 'text-anchor': 'end',
                                 class: 'label' + (bar.other ? ' other' : '')},
                        fit(bar.label, labels - 10));
       label.appendChild(node('title', {}, bar.label));
       chart.appendChild(label);
       var rect = node('rect', {x: left, y: y, width: length, height: BAR, rx: 2,
-                               class: 'bar' + (bar.other ? ' other' : ''), 'data-topic': bar.label});
+                               class: 'bar' + (bar.other ? ' other' : '') + (cut ? ' cut' : ''), 'data-topic': bar.label});
       rect.appendChild(node('title', {}, bar.label + ': ' + bar.total.toLocaleString(herald.locale)));
       chart.appendChild(rect);
+      if (cut) {  // a break mark: two slanted gaps near its end, "longer than drawn"
+        _.each([14, 8], function (back) {
+          var x = left + plot - back;
+          chart.appendChild(node('line', {x1: x - 3, x2: x + 3, y1: y + BAR + 2, y2: y - 2, class: 'break'}));
+        });
+      }
       chart.appendChild(node('text', {x: left + length + 5, y: y + BAR / 2 + 4, class: 'value'},
                              bar.total.toLocaleString(herald.locale)));
     });

@@ -40,7 +40,7 @@
         return herald.client.get('/api/spark/rollup').then(function (summary) { view.render(summary); });
       }).catch(function (error) {
         if (error.status === 404) return view.none();  // removed between the two answers
-        view.$('.rollup-state').text(herald.t('Cannot read the latest rollup: {why}.', {why: herald.errorText(error)}));
+        view.$('.rollup-state').text(herald.t('Cannot read the latest rollup: {why}', {why: herald.errorText(error)}));
       });
     },
 

@@ -17,6 +17,10 @@
  *
  * What it says goes into a live region (role=status) only when the problem
  * changes; the countdown beside it is not announced every second.
+ *
+ * Views ask it whether a change can be saved now (`herald.unsaved()`: while Redis is
+ * known to be away, the error to show at once), and hear `recovered` on the
+ * dispatcher when a problem it showed is over (to clear their notes and redo).
  */
 (function (herald) {
   'use strict';
@@ -103,8 +107,11 @@
     update: function () {
       var problem = this.problem();
       if (problem !== this.shown) {
+        var was = this.shown;
         this.shown = problem;
         this.render();
+        // All well again after a problem: what failed meanwhile may be redone now.
+        if (was && !problem) herald.dispatcher.trigger('recovered');
       }
       this.renderWhen();
       return this;
@@ -134,6 +141,13 @@
       retry.prop('hidden', false);
       this.renderButton();
       return this;
+    },
+
+    // Whether a change asked for now cannot be saved: Redis is known to be unreachable
+    // (the server said so), so the page refuses it at once rather than wait seconds for
+    // the server's own Redis timeouts to say the same.
+    cannotSave: function () {
+      return this.redis.redis === 'down' && (this.shown === 'redis' || this.socket === 'connected');
     },
 
     // "Retry now" is for the socket: not there while it is connected (Redis is the server's to retry).
@@ -202,4 +216,15 @@
   // Every page with the banner gets one, before the page's own scripts connect.
   var element = document.getElementById('status-banner');
   if (element) herald.statusBanner = new herald.StatusBanner({el: element});
+
+  // The error a change asked for now fails with at once, as the client's own refusal
+  // of it would read (clients/js/herald.js, `failure`), or null when it may be sent.
+  // Views ask before sending; the dispatcher's `recovered` says when to redo it.
+  herald.unsaved = function () {
+    if (!herald.statusBanner || !herald.statusBanner.cannotSave()) return null;
+    var error = new Error('Herald is unreachable (its database, Redis, is not answering): your change was not saved.');
+    error.status = 503;
+    error.retryable = true;
+    return error;
+  };
 })(window.herald = window.herald || {});

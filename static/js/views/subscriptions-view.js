@@ -72,6 +72,7 @@
       this.listenTo(this.collection, 'known', this.refresh);
       this.listenTo(herald.dispatcher, 'subscriptions:error', this.showError);
       this.listenTo(herald.dispatcher, 'subscriptions', this.clearError);
+      this.listenTo(herald.dispatcher, 'recovered', this.clearError);
       this.render();
       // The page connects its client right after building its views.
       _.defer(_.bind(this.loadKnown, this));
@@ -204,15 +205,26 @@
       this.add(topic);
     },
 
+    // Subscribe to `topic`. The box keeps what was typed until it is done: refused
+    // (Redis known away: at once, herald.unsaved) or failed, the text stays for one
+    // Enter to send it again, and the error goes by itself when Herald is back.
     add: function (topic) {
-      var status = this.status;
-      this.input.val('');
+      var self = this, status = this.status, typed = this.input.val();
+      var refused = herald.unsaved && herald.unsaved();
+      if (refused) return this.showError(herald.t('Not subscribed to {topic}: {why}', {topic: topic, why: herald.errorText(refused)}));
       this.collection.subscribe(topic).then(function (added) {
+        // Done: the box empties, unless more was typed meanwhile (what was typed may be
+        // a prefix of the suggestion picked: "sp" for spark.job).
+        if (self.input.val() === typed) self.input.val('');
         if (added.length) status.text(herald.t('Subscribed to {topic}', {topic: topic}));
+      }, function (error) {
+        self.showError(herald.t('Not subscribed to {topic}: {why}', {topic: topic, why: herald.errorText(error)}));
       });
     },
 
     unsubscribe: function (event) {
+      var refused = herald.unsaved && herald.unsaved();
+      if (refused) return this.showError(herald.errorText(refused));
       this.collection.unsubscribe($(event.currentTarget).closest('li').attr('data-topic'));
     },
 

@@ -25,7 +25,7 @@ from herald_client import (
 from herald_client.flask import Herald
 from tests.helpers.keys import SECRET, ec_pair
 from tests.redis_cluster import every_key
-from tests.support import ROOT, Listener, LiveServer, RedisServer, refusal
+from tests.support import ROOT, Listener, LiveServer, RedisServer, free_port, refusal
 
 PACKAGE = ROOT / "clients" / "python" / "herald_client"
 
@@ -76,9 +76,7 @@ def test_refusals_are_typed_and_name_the_field(herald, live_server):
 
 
 def _closed_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_port()
 
 
 class AnswerLosingProxy:

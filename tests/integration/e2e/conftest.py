@@ -93,6 +93,8 @@ def open_as_admin(page, server, redis, link):
     from app.users import accounts
     accounts.create_user(redis, "root", "root-password", admin=True)
     sign_in(page, server, "root", "root-password")
+    if not page.locator(f"nav a:has-text('{link}')").is_visible():
+        page.click(".nav-menu summary")  # a phone: the pages are in the header's menu
     page.click(f"nav a:has-text('{link}')")
     page.wait_for_selector("#connection[data-state=connected]")
     return page

@@ -170,7 +170,9 @@ def test_an_export_drives_its_progress_bar_to_done(chirp, contexts):
                             timeout=30_000)
     expect(alice.locator("#export-status")).to_contain_text(f"Done: {POSTS_EACH} posts.")
     seen = alice.evaluate("() => window.bar")
-    assert seen and all(0 < p < 100 for p in seen) and seen == sorted(seen), seen
+    # Steps on the way; the last step (100) is sent too when the run was slower than the
+    # client's progress interval (a loaded machine), so 100 may be among them.
+    assert seen and all(0 < p <= 100 for p in seen) and seen[0] < 100 and seen == sorted(seen), seen
     link = alice.locator("#export-status a")
     assert link.get_attribute("href").endswith(".csv")
     assert not_reloaded(alice)

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from app.stream.publish import Bus
 from app.users import accounts, preferences, subscriptions
 from tests.integration.e2e.conftest import DESKTOP, PHONE, accessibility_violations, sign_in
+from tests.integration.e2e.inbox import current_id, has_class, row, rows
 from tests.support import own_stack
 
 WAIT = 5_000
@@ -21,22 +22,6 @@ def ann(live_server, redis):
     accounts.create_user(redis, "ann", "ann-password")
     subscriptions.add(redis, "ann", ["ops", "spark", "crm"], limit=10)
     return Bus(redis)
-
-
-def rows(page):
-    return page.locator("#feed li.notification")
-
-
-def row(page, entry_id):
-    return page.locator(f'#feed li.notification[data-id="{entry_id}"]')
-
-
-def has_class(name):
-    return re.compile(rf"\b{name}\b")
-
-
-def current_id(page):
-    return page.evaluate("document.activeElement.closest('li.notification')?.dataset.id || null")
 
 
 def test_keyboard_only_triage_of_twenty(live_server, ann, page):
@@ -101,6 +86,7 @@ def test_keyboard_only_triage_of_twenty(live_server, ann, page):
     expect(page.locator("#shortcuts")).to_be_hidden()
 
     # Never while typing: an "e" in the search box archives nothing.
+    page.click("#filters-box summary")  # closed at first (issue 38)
     page.locator("#filters input[name=q]").focus()
     page.keyboard.type("e")
     expect(rows(page)).to_have_count(20)
@@ -151,7 +137,8 @@ def test_a_job_run_is_one_row_under_activity_and_a_failure_reaches_the_inbox(liv
     expect(row(page, marker)).to_be_visible(timeout=WAIT)
     expect(rows(page)).to_have_count(1)  # the run is machine chatter: not in the inbox
     expect(page.locator("#tab-inbox .tab-count")).to_have_text("1")
-    expect(page.locator("#tab-activity .tab-count")).to_have_text("1")
+    # Activity is not counted as unread: no count on its tab (issue 38, point 8).
+    expect(page.locator("#tab-activity .tab-count")).to_have_text("")
     page.click("#tab-activity")
     expect(rows(page)).to_have_count(1)
     run = rows(page).first
@@ -181,9 +168,12 @@ def test_seen_is_apart_from_read_and_shared(live_server, ann, browser):
         for page in (first, second):
             expect(page.locator("#badge .badge-count")).to_have_text("2", timeout=WAIT)
         assert "(2)" in first.title()
-        first.click("#tab-inbox")  # shown: seen in every tab, still unread
+        expect(row(first, sent[1])).to_have_count(0)  # not drawn: the Activity tab is shown
+        first.click("#tab-inbox")  # shown: seen in every tab, still unread (counted alike)
+        expect(row(first, sent[1])).not_to_have_class(has_class("unseen"), timeout=WAIT)
+        second.wait_for_function(f"() => herald.notifications.isSeen('{sent[1]}')")
         for page in (first, second):
-            expect(page.locator("#badge .badge-count")).to_have_text("0", timeout=WAIT)
+            expect(page.locator("#badge .badge-count")).to_have_text("2")
             expect(page.locator("#tab-inbox .tab-count")).to_have_text("2")
         expect(row(first, sent[0])).to_have_class(has_class("unread"))
     finally:
@@ -263,6 +253,7 @@ def test_the_detail_of_a_group_lists_every_one_and_snoozes_them(live_server, ann
     page.click("#detail details.snooze summary")
     page.locator("#detail .snooze-for").first.click()
     expect(rows(page)).to_have_count(0, timeout=WAIT)
+    page.click("#filters-box summary")  # closed at first (issue 38)
     page.select_option("#filters select[name=view]", "snoozed")
     expect(rows(page)).to_have_count(1, timeout=WAIT)
     assert page.evaluate("Object.keys(herald.notifications.snoozed).sort()") == sorted(sent)
@@ -283,10 +274,12 @@ def test_a_failed_action_is_shown_beside_its_row_and_retried(tmp_path, page):
             fragile.hover()
             fragile.locator("button.archive").click()
             expect(fragile.locator(".row-error")).to_contain_text("Not done", timeout=20_000)
+            expect(fragile.locator(".retry")).to_be_visible()
         finally:
             os.kill(redis_server.process.pid, signal.SIGCONT)
-        fragile.locator(".retry").click()
-        expect(row(page, sent)).to_have_count(0, timeout=20_000)
+        # Redis back: the page redoes it by itself, once (issue 38, point 5; the Retry
+        # stays for a failure that is not an outage).
+        expect(row(page, sent)).to_have_count(0, timeout=30_000)
         expect(page.locator("#undo")).to_contain_text("Archived: 1 notification")
 
 

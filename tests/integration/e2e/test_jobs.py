@@ -12,7 +12,9 @@ from app.stream.publish import Bus
 from tests.integration.e2e.conftest import accessibility_violations, no_horizontal_scroll, open_as_admin
 from tests.integration.e2e.local_zone import assert_local_times, context, local  # noqa: F401  (context: the fixture)
 from tests.integration.spark.archive import generate
+from tests.integration.spark.conftest import spark  # noqa: F401, F811  (the SparkSession fixture)
 from tests.support import wait_until
+from workers.spark.notifier import SparkJobNotifier
 
 RECORD = """() => {
   window.percents = [];
@@ -277,3 +279,49 @@ def test_no_rollup_yet_is_said_without_a_failed_request(live_server, redis, page
     expect(page.locator("#run")).not_to_have_attribute("aria-busy", "true")
     assert failed == [] and errors == []
     expect(state).to_have_text("No rollup yet: none has run. “Run rollup now” makes one.")
+
+
+# Eight topics by name and 24 "other" ones that together dwarf them.
+CROWDED = dict(SUMMARY, topics=[
+    {"topic": f"named.t{i}", "total": 1_000 - 90 * i, "first_seen": "2026-11-18T00:00:01.000Z",
+     "last_seen": "2026-11-20T20:59:59.000Z"} for i in range(8)] + [
+    {"topic": f"rest.r{i}", "total": 300, "first_seen": "2026-11-18T00:00:01.000Z",
+     "last_seen": "2026-11-20T20:59:59.000Z"} for i in range(24)])
+
+
+def test_the_other_bar_never_dwarfs_the_named_ones(live_server, redis, page, tmp_path):
+    """Before: "other (24 topics)" (7,200) set the scale, the busiest named topic (1,000)
+    got a twelfth of it. Now the named bars set it; "other" is drawn cut, its value in full."""
+    (tmp_path / "rollup").mkdir()
+    (tmp_path / "rollup" / "summary.json").write_text(json.dumps(CROWDED))
+    open_as_admin(page, live_server, redis, "Jobs")
+    bars = page.locator("#rollup svg rect.bar")
+    expect(bars).to_have_count(9)
+    widths = bars.evaluate_all("l => l.map(b => b.getBoundingClientRect().width)")
+    assert widths[0] >= 0.9 * max(widths), f"the busiest named bar is {widths[0]} of {max(widths)} px"
+    assert widths[7] >= 0.3 * max(widths), widths  # the eighth (370) readable too
+    other = page.locator('#rollup svg rect.bar[data-topic="other (24 topics)"]')
+    expect(other).to_have_class("bar other cut")
+    values = page.locator("#rollup svg text.value").all_text_contents()
+    assert values[-1] == "7,200"
+    assert page.locator("#rollup svg line.break").count() == 2
+    assert accessibility_violations(page) == []
+
+
+def test_a_spark_error_shows_its_telling_line_not_a_stack_trace(admin_on_jobs, redis_server, spark,  # noqa: F811
+                                                                monkeypatch, tmp_path):
+    """Before: a Py4JJavaError's card said "Py4JJavaError: An error occurred while calling
+    z:org.apache...collectAndServe. : ..." and 2,000 characters of Java stack trace."""
+    page = admin_on_jobs
+    monkeypatch.setenv("REDIS_URL", redis_server.url)  # where the job's driver publishes
+    missing = tmp_path / "no-such-input"
+    with pytest.raises(Exception, match="Input path does not exist"):
+        with SparkJobNotifier("reads", spark, user="root", correlation_id="run-java", interval=0.05):
+            spark.sparkContext.textFile(str(missing)).count()
+    card = page.locator('#jobs li[data-id="run-java"]')
+    expect(card).to_have_attribute("data-status", "failed", timeout=20_000)
+    outcome = card.locator(".outcome").inner_text()
+    assert "Exception: Input path does not exist: file:" in outcome, outcome  # the root cause's line
+    assert str(missing) in outcome
+    assert "An error occurred while calling" not in outcome and "\tat " not in outcome, outcome
+    assert len(outcome) <= 520, f"{len(outcome)} characters: {outcome[:200]}…"

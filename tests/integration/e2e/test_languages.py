@@ -157,7 +157,7 @@ def test_the_switch_goes_back_to_this_site_only(live_server):
 def test_the_error_pages_speak_german(live_server):
     answer = requests.get(live_server.url + "/no-such-page", headers={"Accept-Language": "de-DE,de;q=0.9"})
     assert answer.status_code == 404
-    assert "Hier ist nichts" in answer.text and "Zurück zu Ihrem Feed" in answer.text
+    assert "Hier ist nichts" in answer.text and "Zurück zu Ihren Mitteilungen" in answer.text
     english = requests.get(live_server.url + "/no-such-page")
     assert "There is nothing here" in english.text and '<html lang="en">' in english.text
 

@@ -53,7 +53,8 @@ def test_every_page_fits_and_passes_axe(live_server, redis, browser, viewport, s
         check_page(page, "feed")
         expect(page.locator("nav a[aria-current=page]")).to_have_text("Feed")
         page.locator(f'#feed li[data-id="{sent}"] button.open').focus()  # its actions show
-        page.locator(f'#feed li[data-id="{sent}"] summary').click()  # the snooze menu open
+        page.locator(f'#feed li[data-id="{sent}"]').get_by_role(  # the snooze menu open
+            "button", name="Snooze", exact=True).click()
         check_page(page, "feed, snooze menu open")
         page.goto(live_server.url + f"/?n={sent}")
         expect(page.locator("#detail h2")).to_be_visible()

@@ -122,9 +122,18 @@ def test_server_sent_events_carry_the_cursor_and_resume_exactly(sharded, spread,
     resumed = EventStream(live_server, token, header_last_id=last_event_id)
     try:
         seen = resumed.events_until("replayed")
+        got = [data["id"] for name, _i, data in seen if name == "message"]
+        # One its shard's relay had not read yet when the replay ran comes live, after
+        # `replayed`: the contract is no gap and no duplicate, not all before `replayed`.
+        for _ in range(10):
+            if len(got) >= len(missed):
+                break
+            name, _i, data = resumed.next_event()
+            if name == "message":
+                got.append(data["id"])
     finally:
         resumed.close()
-    assert sorted(data["id"] for name, _i, data in seen if name == "message") == sorted(missed)
+    assert sorted(got) == sorted(missed)
     assert seen[-1][2]["recovered"] is True
 
 

@@ -86,3 +86,29 @@ def test_unbatched_reads_are_made_at_once_one_by_one(redis):
     assert reads.smembers("subs:ann") == {b"a"} and reads.hmget("user:x", "admin") == [None]
     assert reads.shared("n", lambda client: client.incr("n")) == 1
     assert reads.batches == 3
+
+
+def test_a_read_asked_before_the_next_one_waits_shares_its_pipeline(redis):
+    redis.hset("user:ann", mapping={"admin": "0", "token_key": "k1"})
+    redis.sadd("subs:ann", "a")
+    reads = batched(redis)
+
+    def connect():  # as a connect: subscriptions asked, then the user's record read
+        asked = reads.ask("smembers", "subs:ann")
+        user = reads.hmget("user:ann", "admin", "token_key")
+        return user, asked.result()
+
+    assert together(connect) == [([b"0", b"k1"], {b"a"})]
+    assert (reads.batches, reads.reads) == (1, 2)
+
+
+def test_an_asked_read_that_failed_raises_when_its_answer_is_taken(redis):
+    redis.set("not-a-set", "x")
+    reads = batched(redis)
+
+    def connect():
+        asked = reads.ask("smembers", "not-a-set")
+        assert reads.hmget("user:x", "admin") == [None]
+        return asked.result()
+
+    assert isinstance(together(connect)[0], redis_library.ResponseError)

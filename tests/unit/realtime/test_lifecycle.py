@@ -58,3 +58,16 @@ def test_without_bounds_nothing_is_counted_or_refused():
         steps.admit("10.0.0.1", resuming=True)
     assert steps.turn() is None
     steps.replayed("k", None)
+
+
+def test_topics_asked_early_are_the_users_subscriptions_within_the_credentials_limit(redis):
+    from app.realtime.batched_reads import BatchedReads
+    from app.users import subscriptions
+    from app.web.auth.bearer import Identity
+    redis.sadd(subscriptions.key("ann"), "news", "sport", "jobs")
+    steps = Lifecycle(None, ReplaySeam(Follower()), reads=BatchedReads.unbatched(redis))
+    ann = Identity("ann", False, "jwt", ["news", "jobs"])
+    assert steps.topics(ann, steps.ask_topics("ann")) == steps.topics(ann) == ["jobs", "news"]
+    # asked for another user (never, from a connect): not taken, read for who it is
+    redis.sadd(subscriptions.key("bob"), "bob-only")
+    assert steps.topics(ann, steps.ask_topics("bob")) == ["jobs", "news"]

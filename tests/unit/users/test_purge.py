@@ -8,7 +8,15 @@ from app.stream.keys import BORN
 from app.stream.publish import Bus
 from app.stream.shards import configured as configured_shards
 from app.stream.shards import stream_id
-from app.users import accounts, archive_and_snooze, preferences, purge, read_state, subscriptions
+from app.users import (
+    accounts,
+    archive_and_snooze,
+    bulk_by_filter,
+    preferences,
+    purge,
+    read_state,
+    subscriptions,
+)
 
 
 def test_delete_leaves_no_key_of_the_user_but_the_born_floor(redis):
@@ -55,7 +63,8 @@ def test_no_two_user_ids_share_a_per_user_key():
 
     own = [subscriptions.key, preferences.key, *(
         (lambda user, i=i: read_state.keys_of(user)[i]) for i in range(3)), *(
-        (lambda user, i=i: archive_and_snooze.keys_of(user)[i]) for i in range(2))]
+        (lambda user, i=i: archive_and_snooze.keys_of(user)[i]) for i in range(2)),
+        bulk_by_filter.undo_key]
     assert sorted(purge.per_user_keys("x")) == sorted(build("x") for build in own)
     kinds = [build("x").removeprefix("herald:{u:x}:") for build in own]
     assert all(build("x").startswith("herald:{u:x}:") for build in own)

@@ -49,3 +49,16 @@ def test_other_origins_and_other_paths_get_no_cors(cross_origin_client, client):
     # No SOCKETIO_ORIGINS: no cross-origin API at all.
     assert "Access-Control-Allow-Origin" not in client.get(
         "/api/notifications", headers={"Origin": OTHER}).headers
+
+
+def test_a_listed_origin_may_read_the_answer_to_its_publish(cross_origin_client, redis):
+    """The publish answered in front of Flask (app/web/api/fast_publish.py) for a key the
+    process knows answers a browser on a listed origin as Flask's CORS does."""
+    from app.users import accounts
+    key = accounts.create_api_key(redis, "board-page")
+    for attempt in range(2):  # the first remembers the key, the second takes the fast path
+        reply = cross_origin_client.post(
+            "/api/notifications", json={"topic": "board.cards", "title": f"moved {attempt}"},
+            headers={"Origin": OTHER, "Authorization": f"Bearer {key}"})
+        assert reply.status_code == 201
+        assert reply.headers["Access-Control-Allow-Origin"] == OTHER

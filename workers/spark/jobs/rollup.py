@@ -28,7 +28,6 @@ still reads and writes the shared folder, not HDFS.
 import argparse
 import json
 import os
-import re
 import sys
 import time
 import uuid
@@ -43,6 +42,7 @@ from pyspark.sql.types import StringType, StructField, StructType  # noqa: E402
 
 from app.settings import export_default, get  # noqa: E402
 from app.spark.masters import is_local  # noqa: E402
+from workers.spark.errors import reason  # noqa: E402
 from workers.spark.notifier import SparkJobNotifier  # noqa: E402
 
 ARCHIVE_SCHEMA = StructType([StructField(name, StringType()) for name in
@@ -155,17 +155,6 @@ def _probe(archive, samples, marker):
     return probe
 
 
-def _reason(error):
-    """The telling line of a Spark error (a Py4J error's text is a Java stack trace)."""
-    text = str(error)
-    for pattern in (r"\[[A-Z_]+\][^\n]*", r"Cannot run program[^\n]*",
-                    r"\w+(?:Error|Exception): [^\n]*"):
-        found = re.findall(pattern, text)
-        if found:
-            return found[-1].strip()[:500]
-    return text.splitlines()[0][:500] if text else type(error).__name__
-
-
 def check_cluster(spark, archive, out):
     """On a cluster master, check that executors can run this job; None on a local one.
 
@@ -199,7 +188,7 @@ def check_cluster(spark, archive, out):
     except Exception as exc:
         python = context.getConf().get("spark.pyspark.python") or context.pythonExec
         raise ClusterError(f"executors could not run the job's Python ({python}): "
-                           f"{_reason(exc)}") from None
+                           f"{reason(exc)}") from None
     finally:
         marker.unlink(missing_ok=True)
     reports = list({(r["host"], r["python"]): r for r in seen}.values())

@@ -10,7 +10,7 @@ import gevent
 from engineio import packet as eio_packet
 
 from app.realtime.wire.pings import PingWheel
-from app.realtime.wire.queues import BoundedQueue, DrainingQueue
+from app.realtime.wire.queues import DRAIN_MOST, BoundedQueue, DrainingQueue
 
 
 class FakeWebSocket:
@@ -82,6 +82,44 @@ def test_a_failed_write_closes_and_frees_the_drainer():
     queue = draining(ws, [Text("a"), Text("b")])
     queue.join()
     assert ws.sent == ["a"] and ws.closed and queue.drainer is None
+
+
+class ManyAtOnce(FakeWebSocket):
+    """A websocket that writes several packets in one send, as Herald's Connection."""
+
+    def __init__(self):
+        super().__init__()
+        self.writes = []
+
+    def send(self, text):
+        super().send(text)
+        self.writes.append([text])
+
+    def send_many(self, texts):
+        gevent.sleep(0)
+        self.sent.extend(texts)
+        self.writes.append(list(texts))
+
+
+def test_what_is_queued_together_leaves_in_one_write_and_a_close_after_it():
+    ws = ManyAtOnce()
+    queue = draining(ws, [Text("ack"), Text("page"), Text("replayed"), None, Text("too late")])
+    queue.join()
+    assert ws.writes == [["ack", "page", "replayed"]] and ws.closed and queue.empty()
+    ws = ManyAtOnce()
+    queue = draining(ws, [Text("open")])
+    queue.join()
+    queue.put(Text("one"))
+    queue.join()
+    assert ws.writes == [["open"], ["one"]]  # alone, a packet goes by send
+
+
+def test_one_write_takes_at_most_drain_most_packets():
+    ws = ManyAtOnce()
+    queue = draining(ws, [Text(str(i)) for i in range(DRAIN_MOST + 5)], limit=1000)
+    queue.join()
+    assert [len(w) for w in ws.writes] == [DRAIN_MOST, 5]
+    assert ws.sent == [str(i) for i in range(DRAIN_MOST + 5)]
 
 
 def test_both_queues_refuse_to_grow_past_their_limit_and_report_it():
