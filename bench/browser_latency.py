@@ -15,13 +15,29 @@ greenlet sends each message as one websocket frame, and a page of a few
 lines of script puts it in ``<ul id="feed">``. ``floor_ratio`` is Herald's
 median over the floor's (the goal of issue 39: at most 1.5).
 
+Per hop: ``arrived_ms`` (publish -> the page's WebSocket) and ``drawn_ms`` (-> the
+feed); and ``page_cpu_ms``, the CPU all of Chromium's processes spent per
+notification while they came (renderer, GPU process, network service, browser:
+``page_cpu_ms_by_process``). On this 2-core machine the page's work competes with the
+server and Redis for the same cores, so a page that costs more CPU per notification
+also delays the next one's trip.
+
     .venv/bin/python bench/browser_latency.py [--count 1000] [--gap 50]
 """
 import argparse
 import time
 
 import requests
-from common import browser_page, minimal_relay, plain_page, save, stack, summary  # first: sys.path
+from common import (  # first: sys.path
+    browser_cpu_ms,
+    browser_cpu_since,
+    browser_page,
+    minimal_relay,
+    plain_page,
+    save,
+    stack,
+    summary,
+)
 
 from tests.support import wait_until  # noqa: E402
 
@@ -43,6 +59,7 @@ def publish_and_watch(page, url, key, count, gap_ms):
     if key:
         http.headers["Authorization"] = f"Bearer {key}"
     sent, api_ms = {}, []
+    cpu_before = browser_cpu_ms()
     for i in range(count):
         started = time.time() * 1000
         reply = http.post(url, timeout=5, json={"topic": "bench.latency", "title": f"n{i}"})
@@ -51,6 +68,7 @@ def publish_and_watch(page, url, key, count, gap_ms):
         sent[reply.json()["id"]] = started
         time.sleep(gap_ms / 1000)
     seen = wait_until(lambda: _all_seen(page, sent), timeout=30, message="all in the feed")
+    page_cpu = browser_cpu_since(cpu_before, count)
     arrived = page.evaluate("window.arrivedAt")
     answered = [started + ms for started, ms in zip(sent.values(), api_ms, strict=True)]
     return {"latency_ms": summary([seen[i] - started for i, started in sent.items()]),
@@ -60,7 +78,9 @@ def publish_and_watch(page, url, key, count, gap_ms):
             # per hop: on the page's socket this long after the publish started (the
             # server's and the wire's share), then drawn this long after it arrived (the page's)
             "arrived_ms": summary([arrived[i] - started for i, started in sent.items()]),
-            "drawn_ms": summary([seen[i] - arrived[i] for i in sent])}
+            "drawn_ms": summary([seen[i] - arrived[i] for i in sent]),
+            # what the page's work costs the browser, all its processes, per notification
+            "page_cpu_ms": page_cpu["total"], "page_cpu_ms_by_process": page_cpu}
 
 
 def _all_seen(page, sent):
@@ -83,6 +103,9 @@ def main():
               "after its answer, median)")
         print(f"    per hop (median): on the page's socket {figures['arrived_ms']['median']:.1f} ms "
               f"after the publish started, drawn {figures['drawn_ms']['median']:.1f} ms after that")
+        by_process = ", ".join(f"{kind} {ms:.1f}" for kind, ms in figures["page_cpu_ms_by_process"].items()
+                               if kind != "total")
+        print(f"    the browser's CPU per notification: {figures['page_cpu_ms']:.1f} ms ({by_process})")
     print(f"  Herald / floor (median): {result['floor_ratio']:.2f}")
     print(f"written to {save('browser_latency', result)}")
 

@@ -17,7 +17,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.users import accounts, subscriptions  # noqa: E402
 from tests.integration.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in  # noqa: E402
-from tests.support import LiveServer, RedisServer, free_port  # noqa: E402
+from tests.support import LiveServer, RedisServer, cpu_seconds, free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -63,6 +63,35 @@ ARRIVALS = """(() => {
   ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED'].forEach(function (name) { Recorded[name] = Native[name]; });
   window.WebSocket = Recorded;
 })();""".replace("__NOW__", PAGE_CLOCK)
+
+
+def browser_cpu_ms():
+    """CPU time (ms, user + system) used so far by every Chromium process on this
+    machine, by kind (``renderer``, ``gpu-process``, ``utility``: the network service,
+    ``browser``: the main process) and ``total``. A bench runs alone, so these are its
+    browser's: the share of the machine a page's work takes, which on this 2-core
+    machine it takes from the server under test too."""
+    used = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # a child rewrites its command line as one string: split on spaces too
+            argv = (entry / "cmdline").read_bytes().replace(b"\0", b" ").split()
+            if not argv or not argv[0].endswith(b"chromium"):
+                continue
+            kind = next((a[7:].decode() for a in argv if a.startswith(b"--type=")), "browser")
+            used[kind] = used.get(kind, 0) + cpu_seconds([int(entry.name)]) * 1000
+        except (OSError, ValueError):  # it ended meanwhile
+            continue
+    used["total"] = sum(used.values())
+    return used
+
+
+def browser_cpu_since(before, count):
+    """Each kind's CPU (ms) per notification since ``before`` (browser_cpu_ms), over ``count``."""
+    now = browser_cpu_ms()
+    return {kind: round((now[kind] - before.get(kind, 0)) / count, 2) for kind in now}
 
 
 @contextlib.contextmanager

@@ -98,6 +98,8 @@ BENCHES = {
         Figure("publish-to-browser p99 (ms)", ("latency_ms", "p99"), "lower",
                floor=("floor", "latency_ms", "p99")),
         Figure("REST publish call median (ms)", ("rest_publish_ms", "median"), "lower"),
+        Figure("publish-to-browser: the browser's CPU per notification (ms)", ("page_cpu_ms",),
+               "lower", floor=("floor", "page_cpu_ms")),
     ]),
     "reconnect": Bench(["bench/reconnect.py"], "reconnect", [
         Figure("reconnect (token, subscribe, replay of ~20): server CPU (µs)",
