@@ -25,6 +25,21 @@
     return low;
   };
 
+  // Run `fn` once, with the next frame the page draws (so what it changes is drawn in
+  // the same frame as what scheduled it, not in a frame of its own), or after
+  // `fallbackMs` if no frame comes first: a tab in the background draws none.
+  herald.withNextFrame = function (fn, fallbackMs) {
+    var done = false, timer = null;
+    function once() {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      fn();
+    }
+    window.requestAnimationFrame(once);
+    timer = setTimeout(once, fallbackMs);
+  };
+
   herald.covers = function (topics, topic) {
     return _.some(topics, function (t) {
       return t === '*' || t === topic || topic.indexOf(t + '.') === 0;

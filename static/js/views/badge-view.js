@@ -21,12 +21,14 @@
       this.render();
     },
 
-    // Counting walks the whole feed: at most every RECOUNT_MS, not once per
-    // notification (a replay after a reconnect brings hundreds at once). A timer,
-    // not an animation frame: a tab in the background still updates its title.
+    // Counting walks the whole feed: once a frame, not once per notification (a
+    // replay after a reconnect brings hundreds at once), and in the frame that draws
+    // the new row, not in one of its own after it (each frame repaints the list).
+    // A tab in the background draws no frames: there RECOUNT_MS still updates its title.
     scheduleRender: function () {
       if (this.pending) return;
-      this.pending = setTimeout(_.bind(function () { this.pending = null; this.render(); }, this), RECOUNT_MS);
+      this.pending = true;
+      herald.withNextFrame(_.bind(function () { this.pending = false; this.render(); }, this), RECOUNT_MS);
     },
 
     render: function () {

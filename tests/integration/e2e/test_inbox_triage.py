@@ -49,7 +49,7 @@ def test_keyboard_only_triage_of_twenty(live_server, ann, page):
     page.keyboard.press("e")  # archive: the next row takes its place and the focus
     expect(row(page, newest_first[2])).to_have_count(0, timeout=WAIT)
     expect(page.locator("#undo")).to_contain_text("Archived: 1 notification")
-    page.wait_for_function("document.activeElement.closest('li.notification')")
+    page.wait_for_function("() => document.activeElement.closest('li.notification')")
     assert current_id(page) == newest_first[3]
     page.keyboard.press("z")  # undo
     expect(row(page, newest_first[2])).to_have_count(1, timeout=WAIT)

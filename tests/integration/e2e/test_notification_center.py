@@ -128,7 +128,7 @@ def test_load_more_waits_for_the_view_being_loaded(live_server, ann, page):
     page.click("#filters-box summary")  # closed at first (issue 38)
     page.fill("#filters input[name=q]", "NEEDLE")
     page.click("#filters button[type=submit]")
-    page.wait_for_function("!herald.notifications.loaded")
+    page.wait_for_function("() => !herald.notifications.loaded")
     expect(page.locator("#load-more")).to_be_hidden()
     assert page.evaluate("herald.notifications.loadMore()") is None
     while not held:

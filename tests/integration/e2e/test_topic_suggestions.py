@@ -75,7 +75,7 @@ def test_suggestions_as_one_types_picked_by_keyboard_subscribe(newcomer):
     expect(box).to_have_attribute("aria-activedescendant", chosen.get_attribute("id"))
     page.keyboard.press("Enter")
     expect(page.locator('#subscriptions li[data-topic="spark.job"]')).to_be_visible()
-    page.wait_for_function("window.subscribedEvents.length === 1")
+    page.wait_for_function("() => window.subscribedEvents.length === 1")
     assert page.evaluate("window.subscribedEvents") == [{"added": ["spark.job"]}]
     expect(box).to_have_value("")
     expect(box).to_be_focused()
@@ -93,7 +93,7 @@ def test_a_popular_name_subscribes_with_one_click(newcomer):
     page = newcomer
     page.click("#subscriptions .popular button:has-text('ops')")
     expect(page.locator('#subscriptions li[data-topic="ops"]')).to_be_visible()
-    page.wait_for_function("window.subscribedEvents.length === 1")
+    page.wait_for_function("() => window.subscribedEvents.length === 1")
     assert page.evaluate("window.subscribedEvents") == [{"added": ["ops"]}]
 
 

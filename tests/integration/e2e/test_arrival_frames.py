@@ -1,0 +1,85 @@
+"""What a stream of arrivals does to the dashboard, in real Chromium: the header's
+badge and the page's title are drawn in the frame that draws the new row (not in a
+frame of their own a moment later), and a screen reader is told at most once a
+second, every arrival counted, none lost."""
+import itertools
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from app.users import accounts
+from tests.integration.e2e.conftest import sign_in, subscribe
+
+WAIT = 5_000  # ms
+
+# Records, for each row the feed inserts, the badge's text and the page's title at the
+# next animation frame: a callback asked for when the row is seen runs after those the
+# page asked for while inserting it, and before that frame is painted.
+AT_THE_ROWS_FRAME = """() => {
+  window.atRowFrame = [];
+  new MutationObserver(function (mutations) {
+    mutations.forEach(function (m) {
+      m.addedNodes.forEach(function (node) {
+        if (!node.getAttribute || !node.getAttribute('data-id')) return;
+        requestAnimationFrame(function () {
+          atRowFrame.push({badge: document.querySelector('#badge .badge-count').textContent,
+                           title: document.title});
+        });
+      });
+    });
+  }).observe(document.getElementById('feed'), {childList: true});
+}"""
+
+# Records every announcement of the live region, with when it was made.
+ANNOUNCEMENTS = """() => {
+  window.announced = [];
+  var region = document.getElementById('announcer');
+  new MutationObserver(function () {
+    announced.push({text: region.textContent.trim(), at: performance.now()});
+  }).observe(region, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+@pytest.fixture
+def dashboard(live_server, redis, page):
+    accounts.create_user(redis, "ann", "ann-password")
+    sign_in(page, live_server, "ann", "ann-password")
+    subscribe(page, "ops")
+    return page
+
+
+def test_the_badge_and_title_are_drawn_in_the_frame_of_the_new_row(dashboard, live_server, api_key):
+    page = dashboard
+    page.evaluate(AT_THE_ROWS_FRAME)
+    for n in range(1, 4):
+        sent = live_server.publish(api_key, topic="ops.disk", title=f"Disk {n}", severity="warning")
+        expect(page.locator(f'#feed li[data-id="{sent}"]')).to_be_visible(timeout=WAIT)
+        page.wait_for_function("n => window.atRowFrame.length >= n", arg=n)
+    frames = page.evaluate("window.atRowFrame")
+    assert [frame["badge"] for frame in frames] == ["1", "2", "3"]
+    assert [frame["title"].split(")")[0] for frame in frames] == ["(1", "(2", "(3"]
+
+
+def _count(text):
+    """How many arrivals an announcement tells of."""
+    many = re.match(r"(\d+) new notifications", text)
+    return int(many.group(1)) if many else 1
+
+
+def test_a_screen_reader_is_told_at_most_once_a_second_and_of_every_arrival(
+        dashboard, live_server, api_key):
+    page = dashboard
+    page.evaluate(ANNOUNCEMENTS)
+    for n in range(6):  # each shown before the next is published: a stream, not a burst
+        sent = live_server.publish(api_key, topic="ops.disk", title=f"Disk {n}", severity="warning")
+        expect(page.locator(f'#feed li[data-id="{sent}"]')).to_be_visible(timeout=WAIT)
+    page.wait_for_function("""() => window.announced.reduce(function (sum, a) {
+        var many = /^(\\d+) new notifications/.exec(a.text);
+        return sum + (many ? Number(many[1]) : 1);
+      }, 0) >= 6""", timeout=WAIT)
+    announced = page.evaluate("window.announced")
+    assert announced[0]["text"] == "New warning: Disk 0"
+    assert sum(_count(a["text"]) for a in announced) == 6, announced
+    gaps = [later["at"] - earlier["at"] for earlier, later in itertools.pairwise(announced)]
+    assert all(gap >= 990 for gap in gaps), announced
