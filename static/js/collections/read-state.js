@@ -82,16 +82,19 @@
     // chatter (Activity) is never counted as unread (docs/contract.md, "Inbox"), so
     // there is no Activity count. Seen is apart: it only marks rows, counts nothing.
     unreadCounts: function (keyOf) {
-      var groups = {}, counts = {inbox: 0, foryou: 0};
+      // One pass, a few flags a row (once a frame while notifications arrive, over up
+      // to KEEP of them: notifications.js).
+      var rows = {}, counts = {inbox: 0, foryou: 0};
       this.each(function (model) {
-        var key = keyOf(model);
-        (groups[key] = groups[key] || []).push(model);
+        var key = keyOf(model), row = rows[key] || (rows[key] = {unread: false, chatter: true, mine: false});
+        if (!model.get('read')) row.unread = true;
+        if (row.chatter && !herald.isActivity(model.attributes)) row.chatter = false;
+        if (model.get('user')) row.mine = true;
       });
-      _.each(groups, function (group) {
-        if (_.every(group, function (m) { return m.get('read'); }) ||
-            _.every(group, function (m) { return herald.isActivity(m.attributes); })) return;
+      _.each(rows, function (row) {
+        if (!row.unread || row.chatter) return;
         counts.inbox += 1;
-        if (_.some(group, function (m) { return Boolean(m.get('user')); })) counts.foryou += 1;
+        if (row.mine) counts.foryou += 1;
       });
       return counts;
     },

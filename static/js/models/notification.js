@@ -64,6 +64,12 @@
   herald.Notification = Backbone.Model.extend({
     defaults: {severity: 'info', read: false},
 
+    // Its inbox row's key (herald.rowKey), kept: a notification's topic, title and
+    // correlation id never change, and every counter asks for it of every model.
+    rowKey: function () {
+      return this.keyOfRow || (this.keyOfRow = herald.rowKey(this.attributes));
+    },
+
     // The publish time as a Date (the envelope's `ts` is ISO-8601 UTC).
     time: function () {
       return new Date(this.get('ts'));

@@ -74,7 +74,7 @@
     },
 
     key: function (model) {
-      return herald.rowKey(model.attributes);
+      return model.rowKey();
     },
 
     showTab: function (tab) {
