@@ -87,6 +87,23 @@
     return DAY.format(new Date(date));
   };
 
+  // When the words of `date` (relativeWords, compactWords) may next change, in ms since
+  // the epoch: when its age, rounded to the second, reaches the next amount of its unit
+  // ("5 min. ago" stays until 6 minutes); every second while "just now" or ahead of the
+  // clock; hourly once it is a date. A feed redraws a row's time only then (feed-view.js).
+  herald.relativeDue = function (date, now) {
+    now = now || Date.now();
+    var age = (now - date) / 1000, seconds = Math.round(age);
+    if (seconds < 5) return now + 1000;
+    for (var i = 0; i < STEPS.length; i++) {
+      if (seconds < STEPS[i][0]) {
+        var unit = STEPS[i][1], next = (Math.floor(seconds / unit) + 1) * unit;
+        return Math.max(now + 1, date + (next - 0.5) * 1000);
+      }
+    }
+    return now + 3600 * 1000;
+  };
+
   // The same, compact, for a row's time on a phone (feed-item.js): "now", "29s", "5m", "3h",
   // "2d", then "Nov 2" (or "Nov 2025" another year); German "jetzt", "29 s", "5 min", "3 h",
   // "2 T", "2. Nov.". Only the amount: a feed's times are past ones.

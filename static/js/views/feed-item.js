@@ -122,8 +122,9 @@
 
   // A row's time, in words ("29 sec. ago") and compact ("29s"): the CSS shows the compact
   // form on a phone, where the words stay for screen readers (herald.css, .when-words),
-  // and the exact time is the <time>'s title and datetime. Only what changed is written,
-  // as feed-view.js redraws every row's time every few seconds.
+  // and the exact time is the <time>'s title and datetime. Only what changed is written;
+  // `dueAt` on the <time> says when its words may change next (feed-view.js redraws
+  // only the rows' times that are due).
   herald.drawRowTime = function (time, model, now) {
     var at = model.time().getTime(), words = model.relativeTime(now), compact = herald.compactWords(at, now);
     var shown = time.firstChild && time.firstChild.className === 'when-words' ? time.children : null;
@@ -133,5 +134,6 @@
     }
     if (shown[0].textContent !== words) shown[0].textContent = words;
     if (shown[1].textContent !== compact) shown[1].textContent = compact;
+    time.dueAt = herald.relativeDue(at, now);  // the words stay until then
   };
 })(window.herald = window.herald || {});

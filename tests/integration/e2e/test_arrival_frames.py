@@ -90,3 +90,41 @@ def test_a_screen_reader_is_told_at_most_once_a_second_and_of_every_arrival(
     assert sum(_count(a["text"]) for a in announced) == 6, announced
     gaps = [later["at"] - earlier["at"] for earlier, later in itertools.pairwise(announced)]
     assert all(gap >= 990 for gap in gaps), announced
+
+
+# For ages across every unit and its edges: the words of a time stay the same from now
+# until herald.relativeDue says, and (before it is a date) change then; "just now" and a
+# time ahead of the clock are looked at each second.
+RELATIVE_DUE = """() => {
+  var now = new Date(2026, 10, 29, 12).getTime(), s = 1000, wrong = [];
+  var ages = [-10 * s, -0.4 * s, 0, 0.3 * s, 4.4 * s, 4.6 * s, 5 * s, 29.5 * s, 59.4 * s, 59.6 * s,
+              61 * s, 119.6 * s, 3599.4 * s, 3599.6 * s, 3661 * s, 86399.6 * s, 86401 * s,
+              3 * 86400 * s + 7, 7 * 86400 * s - 600 * s, 7 * 86400 * s + s];
+  ages.forEach(function (age) {
+    var date = now - age, due = herald.relativeDue(date, now);
+    var words = function (t) { return herald.relativeWords(date, t) + ' | ' + herald.compactWords(date, t); };
+    if (!(due > now)) wrong.push({age: age, due: due - now, problem: 'not after now'});
+    if (age < 4.5 * s) {  // "just now", or ahead of the clock: looked at each second, as ever
+      if (due - now > s) wrong.push({age: age, due: due - now, problem: 'not each second'});
+      return;
+    }
+    for (var k = 0; k <= 40; k++) {
+      var t = now + Math.floor((due - 1 - now) * k / 40);
+      if (words(t) === words(now)) continue;
+      wrong.push({age: age, at: t - now, problem: 'changed before due'});
+      break;
+    }
+    var stepped = age >= 5 * s && age < 7 * 86400 * s - 3600 * s;
+    if (stepped && words(due + 1) === words(now)) wrong.push({age: age, problem: 'unchanged at due'});
+  });
+  return wrong;
+}"""
+
+
+def test_a_rows_time_is_redrawn_when_its_words_change_and_not_before(dashboard, live_server, api_key):
+    page = dashboard
+    assert page.evaluate(RELATIVE_DUE) == []
+    sent = live_server.publish(api_key, topic="ops.disk", title="Disk", severity="warning")
+    words = page.locator(f'#feed li[data-id="{sent}"] time.when .when-words')
+    expect(words).to_have_text("just now", timeout=WAIT)
+    expect(words).to_have_text(re.compile(r"^[5-9] sec"), timeout=10_000)  # redrawn each second while young
