@@ -88,6 +88,16 @@ def subscribe(page, topic):
     page.wait_for_selector(f'#subscriptions li[data-topic="{topic}"]')
 
 
+def dashboard_of_ann(page, server, redis, *topics):
+    """A user ``ann`` created, signed in on the dashboard and subscribed to ``topics``."""
+    from app.users import accounts
+    accounts.create_user(redis, "ann", "ann-password")
+    sign_in(page, server, "ann", "ann-password")
+    for topic in topics:
+        subscribe(page, topic)
+    return page
+
+
 def open_as_admin(page, server, redis, link):
     """Create an admin, sign in, follow the navigation ``link`` and wait for the socket."""
     from app.users import accounts

@@ -8,8 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from app.users import accounts
-from tests.integration.e2e.conftest import sign_in, subscribe
+from tests.integration.e2e.conftest import dashboard_of_ann
 
 WAIT = 5_000  # ms
 
@@ -46,10 +45,7 @@ ANNOUNCEMENTS = """() => {
 
 @pytest.fixture
 def dashboard(live_server, redis, page):
-    accounts.create_user(redis, "ann", "ann-password")
-    sign_in(page, live_server, "ann", "ann-password")
-    subscribe(page, "ops")
-    return page
+    return dashboard_of_ann(page, live_server, redis, "ops")
 
 
 def test_the_badge_is_drawn_in_the_frame_of_the_new_row_and_the_title_changes_once_a_second(

@@ -5,18 +5,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from app.users import accounts
-from tests.integration.e2e.conftest import sign_in, subscribe
+from tests.integration.e2e.conftest import dashboard_of_ann
 
 WAIT = 5_000  # ms
 
 
 @pytest.fixture
 def dashboard(live_server, redis, page):
-    accounts.create_user(redis, "ann", "ann-password")
-    sign_in(page, live_server, "ann", "ann-password")
-    subscribe(page, "board")
-    return page
+    return dashboard_of_ann(page, live_server, redis, "board")
 
 
 def test_a_live_data_event_shows_nothing_and_the_alert_after_it_shows(dashboard, live_server,
