@@ -89,12 +89,14 @@ def subscribe(page, topic):
 
 
 def dashboard_of_ann(page, server, redis, *topics):
-    """A user ``ann`` created, signed in on the dashboard and subscribed to ``topics``."""
-    from app.users import accounts
+    """A user ``ann`` created, subscribed to ``topics`` and signed in on the dashboard,
+    its feed loaded. Subscribed before the page opens: a subscription made on the page
+    reloads the feed, which a test's first notification could race."""
+    from app.users import accounts, subscriptions
     accounts.create_user(redis, "ann", "ann-password")
+    subscriptions.add(redis, "ann", list(topics), limit=10)
     sign_in(page, server, "ann", "ann-password")
-    for topic in topics:
-        subscribe(page, topic)
+    page.wait_for_function("() => herald.notifications.loaded === true")
     return page
 
 

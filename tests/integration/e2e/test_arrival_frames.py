@@ -21,10 +21,13 @@ AT_THE_ROWS_FRAME = """() => {
     titles.push({text: document.title, at: performance.now()});
   }).observe(document.querySelector('title'), {childList: true, characterData: true, subtree: true});
   window.atRowFrame = [];
+  var seen = {};
   new MutationObserver(function (mutations) {
     mutations.forEach(function (m) {
       m.addedNodes.forEach(function (node) {
-        if (!node.getAttribute || !node.getAttribute('data-id')) return;
+        var id = node.getAttribute && node.getAttribute('data-id');
+        if (!id || seen[id]) return;  // first drawn only (a redraw re-adds)
+        seen[id] = true;
         requestAnimationFrame(function () {
           atRowFrame.push(document.querySelector('#badge .badge-count').textContent);
         });
