@@ -98,14 +98,16 @@
         if (replies[3]) self.setMutes(replies[3].rules || []);
         self.loaded = true;
         self.nextBefore = replies[0].next_before;
-        self.reset(_.map(replies[0].notifications, self.withState, self));
-        self.loadedCount = self.length;
-        // What arrived live while the page was read, past where the read ended.
-        var end = replies[0].last_id;
-        if (self.liveFrom === null) self.liveFrom = end || '0-0';
-        _.each(self.recent, function (envelope) {
-          if (!end || herald.isPast(envelope.id, end)) self.receive(envelope, {live: true});
+        // With what arrived live past where the read ended, in the same reset: a
+        // moment without them would drop them from the toast's news, for good.
+        var end = replies[0].last_id, page = replies[0].notifications;
+        var since = _.filter(_.uniq(self.recent, false, 'id'), function (envelope) {
+          return !end || herald.isPast(envelope.id, end);
         });
+        self.reset(_.map(page.concat(_.filter(since, self.matches, self)), self.withState, self));
+        self.loadedCount = page.length;
+        if (self.liveFrom === null) self.liveFrom = end || '0-0';
+        _.each(since, function (envelope) { self.announce(self.get(envelope.id)); });
         self.trigger('loaded', replies[0]);
         return replies[0];
       });
