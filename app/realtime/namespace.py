@@ -32,7 +32,6 @@ the two and nothing is sent twice.
 """
 import functools
 import logging
-import time
 
 import socketio
 
@@ -41,6 +40,7 @@ from app.realtime.batched_reads import BatchedReads
 from app.realtime.deadlines import Deadlines
 from app.realtime.lifecycle import Lifecycle
 from app.realtime.per_address import RETRY_TOO_MANY, TooMany
+from app.realtime.socket_replay import UNREAD, SocketReplay
 from app.realtime.storm import Busy
 from app.realtime.topic_rooms import TopicRooms
 from app.realtime.wire.admission import opened as handshake_opened
@@ -52,12 +52,9 @@ log = logging.getLogger(__name__)
 
 Refused = socketio.exceptions.ConnectionRefusedError
 CONNECT_WAIT = 5.0
-# Seconds of sending a replay's steps after which it lets other greenlets run (_replay).
-YIELD_AFTER = 0.001
-UNREAD = object()  # the stream's state not read ahead (_info_ahead)
 
 
-class NotificationsNamespace(socketio.Namespace):
+class NotificationsNamespace(SocketReplay, socketio.Namespace):
     """Authenticates connections, replays what they missed, manages subscriptions."""
 
     def __init__(self, client, verifier, max_subscriptions, presence, seam, marks=None,
@@ -157,18 +154,6 @@ class NotificationsNamespace(socketio.Namespace):
     def _go_live(self, sid, name, topics):
         self.topic_rooms.go_live(self.server, sid, name, topics)
 
-    def _info_ahead(self):
-        """The stream's state for a replay that starts now, read before the CONNECT
-        reply goes out (the connection is held already, as the replay needs): the
-        replay then sends its steps without a read first, and the reply, a short
-        replay's page and ``replayed`` leave in one write, where they were three
-        (bench/reconnect.py). UNREAD when Redis did not answer: the replay reads it
-        then, and answers a failure as it does."""
-        try:
-            return self._stream_info()
-        except UNAVAILABLE:
-            return UNREAD
-
     def _closed_meanwhile(self, sid):
         """True when ``sid``'s Engine.IO connection closed while its connect waited for
         Redis (the token's user, the subscriptions, :meth:`_info_ahead`). python-socketio
@@ -176,83 +161,6 @@ class NotificationsNamespace(socketio.Namespace):
         connect must end here, before anything is kept for it (its user online, its
         hold, its turn)."""
         return self.server.open_socket(self.namespace, sid) is None
-
-    def _replay(self, sid, name, topics, last_id, turn=None, info=UNREAD):
-        """Send what ``sid`` missed since ``last_id``, then hand it over to the rooms.
-
-        It waits for its ``turn`` (storm.py: a bounded number of replays run at
-        once), and lets other greenlets run once a step it sent has taken it
-        past YIELD_AFTER since it last did, so that live delivery to the clients
-        already back never waits long for a replay. ``info``: the stream's state,
-        when :meth:`_info_ahead` read it.
-        """
-        gone = lambda: sid not in self.users  # noqa: E731
-        try:
-            if not self._wait_connected(sid) or (turn is not None and not turn.wait(gone)):
-                self._not_live(sid)
-                return
-            if info is UNREAD:
-                info = self._stream_info()
-            since = time.monotonic()
-            for event, payload in self.lifecycle.replay(
-                    self.client, sid, name, topics, last_id,
-                    lambda live: self._go_live(sid, name, live), gone, info=info):
-                if event == "notifications":  # their JSON as it is: no encoding, no scan
-                    self.server.send_page(self.namespace, sid, [text for _id, text in payload])
-                else:
-                    self.emit(event, payload, to=sid)
-                # (after `replayed`, the last step, nothing of this replay follows)
-                if event != "replayed" and time.monotonic() - since > YIELD_AFTER:
-                    self.server.sleep(0)  # the relay and the other replays get their turn
-                    since = time.monotonic()
-        except UNAVAILABLE:
-            log.warning("replay for %r stopped: Redis is unreachable; disconnecting it", name)
-            self.disconnect(sid)
-        finally:
-            self.lifecycle.replayed(sid, turn)
-            if turn is not None:
-                self.turns.pop(sid, None)
-
-    def _stream_info(self):
-        """The stream's state, read once for all the replays starting at this moment
-        (a storm's thousands each needed it: a tenth of the restarted process's time)."""
-        return self.connect_reads.shared("stream_info", self.lifecycle.stream_info)
-
-    def _say_live(self, sid, position):
-        """Tell a connection without ``last_id`` where it went live: every
-        notification past ``position`` reaches it, so that is its cursor."""
-        if self._wait_connected(sid):
-            self.emit("replayed", {"recovered": True, "count": 0, "last_id": position}, to=sid)
-
-    def _say_status(self, sid):
-        """Redis is unreachable from this process: a connection that got in anyway
-        (its reads were answered just before) hears ``status`` like the others did."""
-        if self._wait_connected(sid):
-            self.emit("status", self.redis_watch.payload(), to=sid)
-
-    def _not_live(self, sid):
-        """A connection whose CONNECT reply did not go out in time (a storm of
-        reconnects, say) must not stay connected without being live: it is cut
-        off, so that its client connects again and is replayed what it missed."""
-        if sid not in self.users:
-            return  # gone already
-        eio_sid = self.server.manager.eio_sid_from_sid(sid, self.namespace)
-        self.presence.closed(self.users.pop(sid))
-        self.admins.discard(sid)
-        self.topic_rooms.forget(sid)
-        if eio_sid is not None:
-            self.server.cut_off(eio_sid, f"its connect reply did not go out within "
-                                         f"{self.connect_wait} s, so it never went live")
-
-    def _wait_connected(self, sid):
-        """Wait until the CONNECT reply has gone out, so replayed events follow it."""
-        waited = 0.0
-        while not self.server.manager.is_connected(sid, self.namespace):
-            if sid not in self.users or waited > self.connect_wait:
-                return False
-            self.server.sleep(0.005)
-            waited += 0.005
-        return True
 
     def _deadlines(self):
         """The connections' token expiries, kept by one task (deadlines.py)."""

@@ -123,9 +123,6 @@ def test_the_app_package_shows_its_rooms():
 GUIDELINE, CEILING = 300, 450
 # The modules longer than the guideline, each with the one thing it does.
 LONGER = {
-    "app/realtime/namespace.py":
-        "the Socket.IO contract at /notifications: a connection from its CONNECT to its end, "
-        "said in Socket.IO's terms (the steps themselves are lifecycle.py's)",
     "static/js/collections/notifications.js":
         "one view of the feed kept true to the server: what it loads, what joins it live "
         "(and which of that is news), and the read, archive and snooze state it shows",

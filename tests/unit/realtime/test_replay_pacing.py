@@ -1,4 +1,4 @@
-"""A replay's steps and the other greenlets' turns (namespace.py, ``_replay``).
+"""A replay's steps and the other greenlets' turns (socket_replay.py, ``_replay``).
 
 A reconnect's CONNECT reply, a short replay's page and ``replayed`` used to
 leave in three writes: the stream's state was read after the reply had gone
@@ -17,7 +17,7 @@ import pytest
 
 from app import services
 from app.realtime import namespace as namespace_module
-from app.realtime import rooms
+from app.realtime import rooms, socket_replay
 from app.realtime.namespace import NotificationsNamespace
 from app.realtime.presence import Presence
 from app.realtime.recent import Recent
@@ -62,7 +62,7 @@ def test_a_short_replay_sends_its_steps_together(replaying):
 
 def test_a_replay_past_its_time_lets_the_others_run_between_steps(replaying, monkeypatch):
     namespace, steps, cursor, sid = replaying
-    monkeypatch.setattr(namespace_module, "YIELD_AFTER", -1.0)
+    monkeypatch.setattr(socket_replay, "YIELD_AFTER", -1.0)
     namespace._replay(sid, "ann", ["news"], cursor)  # the stream's state read by the replay
     assert steps == [("page", 3), ("others run",), ("replayed", 3)]
 
