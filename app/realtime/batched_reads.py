@@ -21,8 +21,10 @@ its token names the user, before it waits for the user's record: both go in
 the same pipeline, one round trip where they were two.
 
 Reads that every connect makes alike (the stream's state, which each replay
-needs) are :meth:`BatchedReads.shared`: one read answers all who asked for
-it in the same turn, made after the last of them asked.
+needs) are made once for all who ask in the same turn: in the pipeline with
+the users and subscriptions (``ask(..., once=name)``: a reconnect's reads are
+one round trip), or by themselves (:meth:`BatchedReads.shared`) for a replay
+that starts later, made after the last of its askers asked.
 """
 import threading
 
@@ -30,10 +32,11 @@ MOST = 512  # reads in one pipeline; past it the next ones start another
 
 
 class _Batch:
-    __slots__ = ("calls", "results", "error", "done", "sealed")
+    __slots__ = ("calls", "once", "results", "error", "done", "sealed")
 
     def __init__(self, done):
         self.calls = []
+        self.once = {}  # name -> the index of a read asked once for the whole batch
         self.results = None
         self.error = None
         self.done = done
@@ -90,17 +93,23 @@ class BatchedReads:
     def smembers(self, key):
         return self._read("smembers", key)
 
-    def ask(self, command, *args):
+    def ask(self, command, *args, once=None):
         """A read sent with this moment's others, not waited for: its :class:`Asked`,
         whose ``result()`` waits for the answer (so that a connect's next read, asked
-        before it waits, goes in the same pipeline)."""
+        before it waits, goes in the same pipeline). ``once``: a name for a read that
+        is the same for everyone (the stream's state): made once in the pipeline,
+        its answer shared by all who asked for it there."""
         with self.lock:
             batch = self.pending
             new = batch is None or batch.sealed or len(batch.calls) >= self.most
             if new:
                 batch = self.pending = _Batch(self.event())
-            index = len(batch.calls)
-            batch.calls.append((command, args))
+            index = batch.once.get(once) if once is not None else None
+            if index is None:
+                index = len(batch.calls)
+                batch.calls.append((command, args))
+                if once is not None:
+                    batch.once[once] = index
         if new:  # (outside the lock: an unbatched spawn runs it here and now)
             self.spawn(self._send, batch)
         return Asked(batch, index, args)

@@ -24,8 +24,11 @@ app/realtime/sse_stream.py), how they join rooms and how they write; this
 module knows neither. It keeps no state per connection: each transport keeps
 the address, the turn and the key with the rest of its connection's state.
 """
+from redis.exceptions import NoScriptError
+
 from app.realtime import replay
 from app.realtime.lanes import ShardedSeam
+from app.redis_client import is_cluster
 from app.stream import state
 from app.stream.envelope import restrict
 from app.users import subscriptions
@@ -99,6 +102,23 @@ class Lifecycle:
         if isinstance(self.seam, ShardedSeam):
             return self.seam.stream_info(client)
         return state.stream_info(client)
+
+    def ask_stream_info(self):
+        """:meth:`stream_info` asked now with the connect's other reads (one round trip:
+        batched_reads.py), its answer taken by :meth:`asked_stream_info`. None with a
+        sharded history, whose shards are known only once the topics are, and on a
+        Redis Cluster, whose pipelines refuse scripts (redis-py blocks EVALSHA there)."""
+        if isinstance(self.seam, ShardedSeam) or is_cluster(self.reads.client):
+            return None
+        return state.ask_stream_info(self.reads)
+
+    def asked_stream_info(self, asked):
+        """The answer to :meth:`ask_stream_info`; read again by itself when Redis did not
+        know the script yet (this loads it)."""
+        try:
+            return state.parse_stream_info(asked.result())
+        except NoScriptError:
+            return self.stream_info(self.reads.client)
 
     def replayed(self, key, turn):
         """Step 5 is over (done, cut short or failed): the turn is the next one's, and

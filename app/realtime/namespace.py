@@ -104,9 +104,18 @@ class NotificationsNamespace(SocketReplay, socketio.Namespace):
             last_id = auth.get("last_id")
             if last_id is not None:
                 last_id = check_cursor(last_id)
-            asked = []  # the subscriptions, asked as the token names its user (one trip)
-            who = self.verifier.verify(auth.get("token"),
-                                       along=lambda user: asked.append(self.lifecycle.ask_topics(user)))
+            # The subscriptions asked as the token names its user, and a resuming
+            # connect's stream state with them: one round trip with the user's record.
+            asked, state = [], []
+
+            def along(user):
+                asked.append(self.lifecycle.ask_topics(user))
+                if last_id is not None:
+                    state.append(self.lifecycle.ask_stream_info())
+
+            who = self.verifier.verify(auth.get("token"), along=along)
+            if last_id is not None and not state:  # a host's JWT: with the subscriptions
+                state.append(self.lifecycle.ask_stream_info())
             name = who.name
             topics = self.lifecycle.topics(who, asked[0] if asked else None)
         except tokens.TokenError as exc:
@@ -123,7 +132,7 @@ class NotificationsNamespace(SocketReplay, socketio.Namespace):
         if last_id is not None:
             self.lifecycle.hold(sid, name, topics, who.topics)
             if turn is None or turn.granted:
-                info = self._info_ahead()
+                info = self._info_ahead(state[0])
         if self._closed_meanwhile(sid):  # after the reads above: nothing of it is kept
             if last_id is not None:
                 self.lifecycle.replayed(sid, turn)

@@ -72,7 +72,11 @@ def steps(client, seam, key, user, topics, last_id, go_live, gone=lambda: False,
     """Yield ``(event, payload)`` for the replay of ``key`` (held by ``seam``).
 
     ``info``: the stream's state (state.stream_info) when the caller read it
-    already, after ``key`` was held (the replays of a moment share one read).
+    already, during the connect (the replays of a moment share one read). Read
+    before or after the hold alike: it says only whether ``last_id`` is still in
+    history (a cursor the client had before it connected is never past it) and
+    what the window may no longer hold; what the relay delivers meanwhile is in
+    the window whichever came first.
     """
     cursor, count = last_id, 0
     if info is _UNREAD:

@@ -25,14 +25,18 @@ class SocketReplay:
     ``connect_reads``, ``topic_rooms``, ``presence``, ``admins``, ``redis_watch``
     and ``connect_wait`` it uses."""
 
-    def _info_ahead(self):
+    def _info_ahead(self, asked=None):
         """The stream's state for a replay that starts now, read before the CONNECT
-        reply goes out (the connection is held already, as the replay needs): the
-        replay then sends its steps without a read first, and the reply, a short
-        replay's page and ``replayed`` leave in one write, where they were three
-        (bench/reconnect.py). UNREAD when Redis did not answer: the replay reads it
-        then, and answers a failure as it does."""
+        reply goes out: the replay then sends its steps without a read first, and the
+        reply, a short replay's page and ``replayed`` leave in one write, where they
+        were three (bench/reconnect.py). ``asked``: the connect's own
+        lifecycle.ask_stream_info, sent with its user's and subscriptions' reads (one
+        round trip, where they were two); None (a sharded history, whose shards are
+        known only with the topics): read here. UNREAD when Redis did not answer:
+        the replay reads it then, and answers a failure as it does."""
         try:
+            if asked is not None:
+                return self.lifecycle.asked_stream_info(asked)
             return self._stream_info()
         except UNAVAILABLE:
             return UNREAD

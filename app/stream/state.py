@@ -47,11 +47,22 @@ def stream_info(client, shard=None):
     reconnect storm's thousands of replays each ask this: one round trip and a
     small reply, where XINFO STREAM and GET were two and XINFO's reply carried
     two whole entries to parse."""
-    script = _state_scripts.get(client)
-    if script is None:
-        script = _state_scripts[client] = client.register_script(_STATE_LUA)
     shard = shard if shard is not None else configured_shards()[0]
-    state = script(keys=[shard.stream, shard.epoch])
+    return parse_stream_info(_state_script(client)(keys=[shard.stream, shard.epoch]))
+
+
+def ask_stream_info(reads, shard=None):
+    """:func:`stream_info` asked of ``reads`` (an app.realtime.batched_reads.BatchedReads)
+    with the other reads of the moment, once for all of them; its ``Asked`` gives the
+    raw reply (:func:`parse_stream_info`), or raises NoScriptError when Redis does not
+    know the script yet (:func:`stream_info` loads it)."""
+    shard = shard if shard is not None else configured_shards()[0]
+    return reads.ask("evalsha", _state_script(reads.client).sha, 2, shard.stream, shard.epoch,
+                     once=("stream_info", shard.stream))
+
+
+def parse_stream_info(state):
+    """:func:`stream_info`'s answer from the script's raw reply."""
     if not state:
         return None
     first, last, added, length, epoch, deleted = (v.decode() if isinstance(v, bytes) else v
@@ -59,6 +70,14 @@ def stream_info(client, shard=None):
     return {"first-entry": (first,) if first else None, "last-generated-id": last,
             "entries-added": int(added), "length": int(length), "epoch": epoch or None,
             "max-deleted-entry-id": deleted or "0-0"}
+
+
+def _state_script(client):
+    """_STATE_LUA registered with ``client`` (its sha is known without Redis)."""
+    script = _state_scripts.get(client)
+    if script is None:
+        script = _state_scripts[client] = client.register_script(_STATE_LUA)
+    return script
 
 
 def first_retained(info):

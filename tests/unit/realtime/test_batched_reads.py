@@ -112,3 +112,18 @@ def test_an_asked_read_that_failed_raises_when_its_answer_is_taken(redis):
         return asked.result()
 
     assert isinstance(together(connect)[0], redis_library.ResponseError)
+
+
+def test_a_read_asked_once_for_the_moment_is_made_once_and_answers_all_who_asked(redis):
+    """The stream's state, which every resuming connect needs: in the pipeline with
+    their other reads (one round trip each), yet made once for all of them."""
+    redis.sadd("subs:ann", "a")
+    reads = batched(redis)
+
+    def connect():
+        counted = reads.ask("incr", "counter", once="counter")
+        return reads.smembers("subs:ann"), counted.result()
+
+    assert together(connect, connect, connect) == [({b"a"}, 1)] * 3
+    assert (reads.batches, reads.reads) == (1, 4)
+    assert together(connect) == [({b"a"}, 2)]  # the next moment asks again

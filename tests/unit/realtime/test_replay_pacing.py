@@ -23,6 +23,8 @@ from app.realtime.presence import Presence
 from app.realtime.recent import Recent
 from app.realtime.seam import ReplaySeam
 from app.realtime.server import HeraldServer
+from app.redis_client import is_cluster
+from app.stream import state
 from app.stream.publish import Bus
 
 
@@ -60,6 +62,16 @@ def test_a_short_replay_sends_its_steps_together(replaying):
     assert steps == [("page", 3), ("replayed", 3)]
 
 
+def test_the_stream_state_asked_with_a_connects_reads_is_read_even_before_redis_knows_the_script(
+        replaying, redis):
+    namespace, steps, cursor, sid = replaying
+    redis.script_flush()  # (a Redis restarted: the script is loaded by the read alone)
+    info = namespace._info_ahead(namespace.lifecycle.ask_stream_info())
+    assert info == state.stream_info(redis) and info["last-generated-id"] > cursor
+    namespace._replay(sid, "ann", ["news"], cursor, info=info)
+    assert steps == [("page", 3), ("replayed", 3)]
+
+
 def test_a_replay_past_its_time_lets_the_others_run_between_steps(replaying, monkeypatch):
     namespace, steps, cursor, sid = replaying
     monkeypatch.setattr(socket_replay, "YIELD_AFTER", -1.0)
@@ -89,6 +101,34 @@ def test_a_connect_whose_connection_closes_while_it_reads_ahead_keeps_nothing(re
     assert namespace.presence.local == {}
     assert sid not in services.seam.held
     assert services.bounds.sessions.open == {}
+
+
+def test_a_resuming_connect_reads_its_user_subscriptions_and_stream_state_in_one_round_trip(
+        redis_server, redis, user):
+    """The token's user, its subscriptions and the stream's state, asked of the
+    connect's batched reads (batched_reads.py) before it waits for any: with gevent
+    they are one pipeline (test_batched_reads.py), where the stream's state was a
+    round trip of its own after the others (a shared read, not in ``reads``). All of
+    a connect's reads are made before it is answered, so a connect refused then has
+    made them all. (This app runs threads, which may send each ask by itself.)"""
+    from app import create_app
+    from app.services import of as of_app
+    from app.settings import TestConfig
+    from tests.support import issue_token
+
+    namespace = of_app(create_app(TestConfig(redis_server.url))).namespace
+    cursor = Bus(redis).publish("news.a", "seen")
+    sid = namespace.server.manager.pre_connect("eio-gone", rooms.NAMESPACE)
+    asked, reads = [], namespace.connect_reads
+    ask, shared = reads.ask, reads.shared
+    reads.ask = lambda command, *args, **kwargs: (asked.append(command), ask(command, *args, **kwargs))[1]
+    reads.shared = lambda name, read: (asked.append(f"shared {name}"), shared(name, read))[1]
+    with pytest.raises(namespace_module.Refused, match="closed while it connected"):
+        namespace.on_connect(sid, {"REMOTE_ADDR": "127.0.0.1"},
+                             {"token": issue_token(user[0]), "last_id": cursor})
+    # (A Redis Cluster's pipelines refuse scripts: the state is read by itself there.)
+    alone = is_cluster(redis)
+    assert sorted(asked) == ["hmget", "shared stream_info" if alone else "evalsha", "smembers"]
 
 
 def test_a_connect_without_a_cursor_whose_connection_closed_meanwhile_keeps_nothing(
