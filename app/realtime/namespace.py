@@ -28,7 +28,8 @@ the history is read; after the last history chunk, joining the rooms and
 being handed what the relay delivered meanwhile past the replay's cursor
 (from the window of recent notifications, recent.py) happen in one step with
 no I/O in between (gevent switches only on I/O), so nothing falls between
-the two and nothing is sent twice.
+the two and nothing is sent twice. That replay side, in Socket.IO's terms, is
+socket_replay.py's (``SocketReplay``, mixed in here).
 """
 import functools
 import logging
