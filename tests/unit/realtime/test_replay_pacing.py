@@ -29,10 +29,14 @@ from app.stream.publish import Bus
 
 
 @pytest.fixture
-def replaying(redis_server, redis):
+def replaying(redis_server, redis, monkeypatch):
     """``(namespace, steps, cursor, sid)``: a connection of ann's held from ``cursor``
     with three notifications since, in the relay's window; ``steps`` records
-    the pages, events and turns given up, in order."""
+    the pages, events and turns given up, in order. Its replays count as short
+    however long this machine takes over a step (YIELD_AFTER a minute): a busy CI
+    machine once took longer than the real millisecond between the page and
+    ``replayed``, and the replay rightly let the others run there."""
+    monkeypatch.setattr(socket_replay, "YIELD_AFTER", 60.0)
     recent = Recent()
     follower = services.live_follower(redis, redis_server.url, recent)
     seam = ReplaySeam(follower, recent)
