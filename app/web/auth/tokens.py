@@ -8,11 +8,16 @@ the key is replaced (``flask --app wsgi users revoke-tokens NAME``), or when
 a user of the same name is created anew.
 """
 import functools
+import time
 import traceback
 
-from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
+from itsdangerous import BadData, URLSafeTimedSerializer
 
 SALT = "herald.token.v1"
+# Tokens whose signature this process has checked, (secret, token) -> (name, key,
+# issued): at most this many, the oldest let go first (verify_with_expiry).
+SIGNED_KEEP = 4096
+_signed = {}
 
 
 class TokenError(ValueError):
@@ -59,20 +64,52 @@ def verify(secret, token, max_age):
 
 def verify_with_expiry(secret, token, max_age):
     """``(user name, token key, expires)``: :func:`verify`, and the moment (UNIX
-    seconds) the token stops being accepted, ``max_age`` after it was issued."""
+    seconds) the token stops being accepted, ``max_age`` after it was issued.
+
+    A token whose signature this process checked before is not checked again
+    (:func:`signed`): herald.js presents the same token at every reconnect, and
+    the signature and its payload's decoding were a tenth of a reconnect's CPU
+    (docs/capacity.md). Its age is checked at every use, as itsdangerous does
+    (whole seconds; one from the future is refused too), and the caller still
+    compares its key with the user's current one, so an expired or revoked token
+    is refused as before."""
     if not token or not isinstance(token, str):
         raise TokenError("token is missing")
+    name, key, issued = signed(secret, token)
+    age = int(time.time()) - issued
+    if age > max_age or age < 0:
+        raise TokenError("token has expired")
+    return name, key, issued + max_age
+
+
+def signed(secret, token):
+    """``(user name, token key, issued)`` of ``token`` if its signature and payload are
+    genuine, whatever its age; remembered for the SIGNED_KEEP tokens checked last, so
+    only a token never seen here costs a signature check. What is refused is never
+    remembered: a forged token is checked again each time it comes."""
+    known = _signed.get((secret, token))
+    if known is not None:
+        return known
     try:
-        payload, issued = _serializer(secret).loads(token, max_age=max_age,
-                                                    return_timestamp=True)
-    except SignatureExpired as exc:
-        raise refusal("token has expired", exc) from None
+        payload, stamp = _serializer(secret).loads(token, return_timestamp=True)
     except BadData as exc:  # a bad signature, timestamp or payload
         raise refusal("token is invalid", exc) from None
     if (not isinstance(payload, dict) or not isinstance(payload.get("u"), str)
             or not isinstance(payload.get("k", ""), str)):
         raise TokenError("token is invalid")
-    return payload["u"], payload.get("k", ""), issued.timestamp() + max_age
+    known = (payload["u"], payload.get("k", ""), int(stamp.timestamp()))
+    if len(_signed) >= SIGNED_KEEP:
+        try:
+            _signed.pop(next(iter(_signed)), None)  # the oldest (a dict keeps its order)
+        except RuntimeError:  # (threads: another changed it meanwhile, and made room)
+            pass
+    _signed[(secret, token)] = known
+    return known
+
+
+def signed_before(secret, token):
+    """True when ``token`` is one of this process's remembered genuine tokens (:func:`signed`)."""
+    return (secret, token) in _signed
 
 
 def check_user(user, key):
