@@ -70,8 +70,7 @@ def verify_with_expiry(secret, token, max_age):
     A token whose signature this process checked before is not checked again
     (:func:`signed`): herald.js presents the same token at every reconnect, and
     the signature, its payload's decoding and the JWT shape check were 6% of a
-    reconnect's CPU
-    (docs/capacity.md). Its age is checked at every use, as itsdangerous does
+    reconnect's CPU (docs/capacity.md). Its age is checked at every use, as itsdangerous does
     (whole seconds; one from the future is refused too), and the caller still
     compares its key with the user's current one, so an expired or revoked token
     is refused as before."""
