@@ -22,7 +22,9 @@ request has become a websocket:
   ``KEPT_ENVIRON`` (python-socketio keeps the environ for the session's life;
   Herald reads only these after the connect).
 
-A small answer's head and body leave in one ``send`` (one_send.py).
+A small answer's head and body leave in one ``send`` (one_send.py). A request's
+headers are read without the ``email`` parser when every line is plain
+(request_headers.py, pywsgi's ``MessageClass``).
 
 Any other request's environ holds this handler (``herald.connection``) for
 its life: an event stream's socket is written from the fan-out loop too
@@ -39,6 +41,7 @@ from app.realtime.wire.admission import SERVER
 from app.realtime.wire.one_send import OneSend
 from app.realtime.wire.reader import exact_reader
 from app.realtime.wire.request_clock import RequestClock
+from app.realtime.wire.request_headers import read_headers
 from app.realtime.wire.sse_writer import CONNECTION
 from app.realtime.wire.writer import LeanWriter
 
@@ -62,6 +65,7 @@ class WebSocketHandler(OneSend, _WebSocketHandler):
     timeout = 60
     request_timeout = 10
     handed_over = False  # set by hand_over: the socket outlives this handler
+    MessageClass = staticmethod(read_headers)  # pywsgi's headers, as it parses them
 
     def handle(self):
         self.socket.settimeout(self.request_timeout)
