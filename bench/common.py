@@ -134,16 +134,32 @@ def browser_page(server):
 def minimal_relay(redis_url):
     """bench/peers/minimal_relay.py on a free port (the floor of a relay and of a
     handshake): yields (its base URL, its process)."""
+    with peer("minimal_relay.py", REDIS_URL=redis_url) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def plain_socketio(page, replayed):
+    """bench/peers/plain_socketio.py on a free port (python-socketio's own cost of a
+    reconnect that sends ``page`` and ``replayed``): yields (its base URL, its process)."""
+    with peer("plain_socketio.py", PAGE=json.dumps(page), REPLAYED=json.dumps(replayed)) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def peer(script, **env):
+    """bench/peers/``script`` on a free port, with ``env``, once it prints ``listening``:
+    yields (its base URL, its process); stops it after."""
     port = free_port()
     log = tempfile.TemporaryFile()
-    process = subprocess.Popen([sys.executable, str(ROOT / "bench/peers/minimal_relay.py")],
-                               env=dict(os.environ, REDIS_URL=redis_url, PORT=str(port)),
+    process = subprocess.Popen([sys.executable, str(ROOT / "bench/peers" / script)],
+                               env=dict(os.environ, PORT=str(port), **env),
                                stdout=subprocess.PIPE, stderr=log)
     try:
         line = process.stdout.readline().decode().strip()
         if line != "listening":
             log.seek(0)
-            raise SystemExit(f"minimal_relay did not start: {line!r} {log.read()[-2000:]!r}")
+            raise SystemExit(f"{script} did not start: {line!r} {log.read()[-2000:]!r}")
         yield f"http://127.0.0.1:{port}", process
     finally:
         process.terminate()

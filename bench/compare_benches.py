@@ -3,7 +3,9 @@ its results file and the figures read from it, each with the floor it is held to
 
 A floor is the same work done by the least code that could do it (bench/peers/:
 ``floor.py`` for the fan-out, ``rest_floor.py`` for a REST publish,
-``minimal_relay.py`` for publish-to-browser and a bare websocket handshake),
+``minimal_relay.py`` for publish-to-browser and a bare websocket handshake;
+``plain_socketio.py``, a reference beside the reconnect's floor: python-socketio's
+own share of a reconnect),
 measured by the same bench in the same run as Herald, so the ratio Herald /
 floor is the machine's noise cancelled: docs/capacity.md sets the goals on it.
 ``floor_args`` are added to the command only where this tree's harness runs it
@@ -107,5 +109,8 @@ BENCHES = {
                floor=("floor", "server_cpu_us_per_handshake")),
         Figure("reconnect: median (ms)", ("reconnect_ms", "median"), "lower",
                floor=("floor", "handshake_ms", "median")),
+        Figure("python-socketio alone, the same replay (no token, no Redis): server CPU (µs)",
+               ("library", "server_cpu_us_per_reconnect"), "reference",
+               floor=("floor", "server_cpu_us_per_handshake")),
     ]),
 }

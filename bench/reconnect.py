@@ -13,15 +13,21 @@ Floor: bench/peers/minimal_relay.py (gevent pywsgi + gevent-websocket, like
 Herald) on the same machine: upgrade -> 101 -> Engine.IO open packet ->
 close. Same client, same count.
 
+Library: bench/peers/plain_socketio.py, python-socketio's own server on the
+same stack, whose connect handler sends the very page and ``replayed`` Herald
+sent (taken from Herald in this run) with no token, no Redis and no rooms: the
+part of a reconnect that is the library's, measured the same way. Herald's
+reconnect does all of that and its own work besides.
+
 The client is a few lines of blocking sockets (no asyncio, no Socket.IO
 client) in this process, one reconnect at a time; the two servers' turns
 alternate in ``--rounds`` rounds so both see the same noise. The figure is
 the server's CPU (user + system of its process, tests.support.cpu_seconds)
 per reconnect, less what it spends idle (measured before, over
 ``--idle`` s); each reconnect's time is from the TCP connect to the last
-replayed message (Herald) or the open packet (floor). ``floor_ratio`` is
-Herald's CPU per reconnect over the floor's per handshake (the goal of
-issue 39: at most 3).
+replayed message (Herald, library) or the open packet (floor).
+``floor_ratio`` is Herald's CPU per reconnect over the floor's per handshake
+(the goal of issue 39: at most 3); ``library.floor_ratio`` is the library's.
 
     .venv/bin/python bench/reconnect.py [--reconnects 2000] [--replayed 20] [--rounds 4]
 """
@@ -33,7 +39,8 @@ import socket
 import struct
 import time
 
-from common import minimal_relay, save, stack, summary  # first: it puts the project on sys.path
+# common first: it puts the project on sys.path
+from common import minimal_relay, plain_socketio, save, stack, summary
 
 from tests.support import cpu_seconds  # noqa: E402
 
@@ -96,8 +103,9 @@ class Socket:
         self.sock.close()
 
 
-def reconnect(url, token, last_id, expected):
-    """One reconnect as herald.js makes it; how many notifications were replayed."""
+def reconnect(url, token, last_id, expected, pages=None):
+    """One reconnect as herald.js makes it: how many notifications were replayed, and
+    ``replayed``'s payload (each page's notifications added to ``pages`` when given)."""
     ws = Socket(url)
     try:
         if not ws.receive().startswith("0{"):
@@ -113,6 +121,8 @@ def reconnect(url, token, last_id, expected):
                 raise RuntimeError(f"refused: {message}")
             if message.startswith(f'42{NS},["notifications",'):
                 replayed += message.count('"id":')  # a page of notifications' JSON, as it is
+                if pages is not None:
+                    pages.extend(json.loads(message[len(f"42{NS},"):])[1])
             elif message.startswith(f'42{NS},["replayed",'):
                 payload = json.loads(message[len(f'42{NS},["replayed",'):-1])
                 if expected is not None and {payload["count"], replayed} != {expected}:
@@ -152,11 +162,34 @@ def idle_share(pid, seconds):
     return (cpu_seconds([pid]) - cpu) / seconds
 
 
+def measure(sides, args, deadline):
+    """Each side's figures: ``sides`` (name, pid, one reconnect) warmed up, their idle
+    CPU taken, then ``args.reconnects`` each in ``args.rounds`` alternating rounds."""
+    for _ in range(50):  # warm them all up
+        for _name, _pid, one in sides:
+            one()
+    idle = {name: idle_share(pid, args.idle) for name, pid, _one in sides}
+    per_round = -(-args.reconnects // args.rounds)
+    rounds = {name: [] for name, _pid, _one in sides}
+    for _round in range(args.rounds):
+        for name, pid, one in sides:
+            left = args.reconnects - sum(len(t) for t, _cpu in rounds[name])
+            rounds[name].append(timed(pid, idle[name], min(per_round, left), one, deadline))
+    figures = {}
+    for name, runs in rounds.items():
+        times = [ms for t, _cpu in runs for ms in t]
+        figures[name] = {"cpu_us": round(sum(c for _t, c in runs) / len(times) * 1e6, 1),
+                         "times": summary(times), "count": len(times),
+                         "spread_us": [round(c / len(t) * 1e6, 1) for t, c in runs if t],
+                         "idle_share": round(idle[name], 4)}
+    return figures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reconnects", type=int, default=2000)
     parser.add_argument("--replayed", type=int, default=20, help="notifications replayed each time")
-    parser.add_argument("--rounds", type=int, default=4, help="Herald and floor alternate this often")
+    parser.add_argument("--rounds", type=int, default=4, help="the three servers alternate this often")
     parser.add_argument("--idle", type=float, default=3, help="s of idle CPU measured first")
     parser.add_argument("--max-seconds", type=float, default=240, help="bound on the whole run")
     args = parser.parse_args()
@@ -167,46 +200,39 @@ def main():
         _count, live = reconnect(server.url, token, None, 0)  # where this user's history is now
         for i in range(args.replayed):
             server.publish(key, topic="bench", title=f"r{i}", body="to be replayed")
-        cursor = live["last_id"]
-        herald_one = lambda: reconnect(server.url, token, cursor, args.replayed)  # noqa: E731
-        floor_one = lambda: handshake(relay_url)  # noqa: E731
-        for _ in range(50):  # warm both up
-            herald_one()
-            floor_one()
-        idle = {"herald": idle_share(server.process.pid, args.idle),
-                "floor": idle_share(relay.pid, args.idle)}
-        per_round = -(-args.reconnects // args.rounds)
-        rounds = {"herald": [], "floor": []}
-        for _round in range(args.rounds):
-            for name, pid, one in (("herald", server.process.pid, herald_one),
-                                   ("floor", relay.pid, floor_one)):
-                left = args.reconnects - sum(len(t) for t, _cpu in rounds[name])
-                rounds[name].append(timed(pid, idle[name], min(per_round, left), one, deadline))
-    result = {"reconnects": sum(len(t) for t, _ in rounds["herald"]), "replayed_each": args.replayed}
-    figures = {}
-    for name in ("herald", "floor"):
-        times = [ms for t, _cpu in rounds[name] for ms in t]
-        cpu = sum(c for _t, c in rounds[name])
-        figures[name] = {"cpu_us": round(cpu / len(times) * 1e6, 1), "times": summary(times),
-                         "spread_us": [round(c / len(t) * 1e6, 1) for t, c in rounds[name] if t],
-                         "count": len(times), "idle_share": round(idle[name], 4)}
-    herald, floor = figures["herald"], figures["floor"]
+        cursor, page = live["last_id"], []
+        _count, replayed = reconnect(server.url, token, cursor, args.replayed, page)
+        with plain_socketio(page, replayed) as (library_url, library):
+            sides = (("herald", server.process.pid,
+                      lambda: reconnect(server.url, token, cursor, args.replayed)),
+                     ("library", library.pid,
+                      lambda: reconnect(library_url, token, cursor, args.replayed)),
+                     ("floor", relay.pid, lambda: handshake(relay_url)))
+            rounds = measure(sides, args, deadline)
+    result = {"reconnects": rounds["herald"]["count"], "replayed_each": args.replayed}
+    herald, library, floor = (rounds[name] for name in ("herald", "library", "floor"))
+    ratio = lambda side: round(side["cpu_us"] / floor["cpu_us"], 2) if floor["cpu_us"] else None  # noqa: E731
     result.update({
         "server_cpu_us_per_reconnect": herald["cpu_us"], "reconnect_ms": herald["times"],
         "server_cpu_us_per_reconnect_by_round": herald["spread_us"],
         "server_idle_cpu_share": herald["idle_share"],
+        "library": {"server_cpu_us_per_reconnect": library["cpu_us"], "reconnect_ms": library["times"],
+                    "server_cpu_us_per_reconnect_by_round": library["spread_us"],
+                    "reconnects": library["count"], "server_idle_cpu_share": library["idle_share"],
+                    "floor_ratio": ratio(library)},
         "floor": {"server_cpu_us_per_handshake": floor["cpu_us"], "handshake_ms": floor["times"],
                   "server_cpu_us_per_handshake_by_round": floor["spread_us"],
                   "handshakes": floor["count"], "server_idle_cpu_share": floor["idle_share"]},
-        "floor_ratio": round(herald["cpu_us"] / floor["cpu_us"], 2) if floor["cpu_us"] else None})
+        "floor_ratio": ratio(herald)})
     print(f"{result['reconnects']} reconnects, {args.replayed} replayed each; "
           f"{floor['count']} bare handshakes (the floor):")
-    for name, label in (("herald", "Herald reconnect"), ("floor", "bare handshake")):
-        f = figures[name]
-        print(f"  {label}: server CPU {f['cpu_us']:.0f} us each (rounds {f['spread_us']}), "
-              f"time median {f['times']['median']:.2f} ms, p99 {f['times']['p99']:.2f} ms")
+    for side, label in ((herald, "Herald reconnect"), (library, "python-socketio alone"),
+                        (floor, "bare handshake")):
+        print(f"  {label}: server CPU {side['cpu_us']:.0f} us each (rounds {side['spread_us']}), "
+              f"time median {side['times']['median']:.2f} ms, p99 {side['times']['p99']:.2f} ms")
     print(f"  Herald / floor (server CPU): {result['floor_ratio']}   "
-          f"(time, median over median: {herald['times']['median'] / floor['times']['median']:.2f})")
+          f"(time, median over median: {herald['times']['median'] / floor['times']['median']:.2f}); "
+          f"python-socketio alone / floor: {ratio(library)}")
     print(f"written to {save('reconnect', result)}")
 
 
