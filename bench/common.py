@@ -139,10 +139,13 @@ def minimal_relay(redis_url):
 
 
 @contextlib.contextmanager
-def plain_socketio(page, replayed):
+def plain_socketio(page, replayed, redis_url=None):
     """bench/peers/plain_socketio.py on a free port (python-socketio's own cost of a
-    reconnect that sends ``page`` and ``replayed``): yields (its base URL, its process)."""
-    with peer("plain_socketio.py", PAGE=json.dumps(page), REPLAYED=json.dumps(replayed)) as started:
+    reconnect that sends ``page`` and ``replayed``; with ``redis_url``, after one
+    Redis round trip): yields (its base URL, its process)."""
+    env = {"REDIS_URL": redis_url} if redis_url else {}
+    with peer("plain_socketio.py", PAGE=json.dumps(page), REPLAYED=json.dumps(replayed),
+              **env) as started:
         yield started
 
 

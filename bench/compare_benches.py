@@ -112,5 +112,8 @@ BENCHES = {
         Figure("python-socketio alone, the same replay (no token, no Redis): server CPU (µs)",
                ("library", "server_cpu_us_per_reconnect"), "reference",
                floor=("floor", "server_cpu_us_per_handshake")),
+        Figure("python-socketio and one Redis trip (three reads), the same replay: server CPU (µs)",
+               ("library_redis", "server_cpu_us_per_reconnect"), "reference",
+               floor=("floor", "server_cpu_us_per_handshake")),
     ]),
 }

@@ -16,8 +16,11 @@ close. Same client, same count.
 Library: bench/peers/plain_socketio.py, python-socketio's own server on the
 same stack, whose connect handler sends the very page and ``replayed`` Herald
 sent (taken from Herald in this run) with no token, no Redis and no rooms: the
-part of a reconnect that is the library's, measured the same way. Herald's
-reconnect does all of that and its own work besides.
+part of a reconnect that is the library's, measured the same way
+(``library``); and the same after one Redis round trip through redis-py, three
+reads in a pipeline as Herald's connect makes (``library_redis``): the least a
+reconnect on these libraries that checks anything costs. Herald's reconnect
+does all of that and its own work besides.
 
 The client is a few lines of blocking sockets (no asyncio, no Socket.IO
 client) in this process, one reconnect at a time; the two servers' turns
@@ -25,9 +28,10 @@ alternate in ``--rounds`` rounds so both see the same noise. The figure is
 the server's CPU (user + system of its process, tests.support.cpu_seconds)
 per reconnect, less what it spends idle (measured before, over
 ``--idle`` s); each reconnect's time is from the TCP connect to the last
-replayed message (Herald, library) or the open packet (floor).
+replayed message (Herald, libraries) or the open packet (floor).
 ``floor_ratio`` is Herald's CPU per reconnect over the floor's per handshake
-(the goal of issue 39: at most 3); ``library.floor_ratio`` is the library's.
+(the goal of issue 39: at most 3); ``library.floor_ratio`` and
+``library_redis.floor_ratio`` are the references'.
 
     .venv/bin/python bench/reconnect.py [--reconnects 2000] [--replayed 20] [--rounds 4]
 """
@@ -189,7 +193,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reconnects", type=int, default=2000)
     parser.add_argument("--replayed", type=int, default=20, help="notifications replayed each time")
-    parser.add_argument("--rounds", type=int, default=4, help="the three servers alternate this often")
+    parser.add_argument("--rounds", type=int, default=4, help="the servers alternate this often")
     parser.add_argument("--idle", type=float, default=3, help="s of idle CPU measured first")
     parser.add_argument("--max-seconds", type=float, default=240, help="bound on the whole run")
     args = parser.parse_args()
@@ -202,37 +206,45 @@ def main():
             server.publish(key, topic="bench", title=f"r{i}", body="to be replayed")
         cursor, page = live["last_id"], []
         _count, replayed = reconnect(server.url, token, cursor, args.replayed, page)
-        with plain_socketio(page, replayed) as (library_url, library):
-            sides = (("herald", server.process.pid,
-                      lambda: reconnect(server.url, token, cursor, args.replayed)),
-                     ("library", library.pid,
-                      lambda: reconnect(library_url, token, cursor, args.replayed)),
+        with plain_socketio(page, replayed) as (library_url, library), \
+                plain_socketio(page, replayed, redis_server.url) as (library_redis_url, library_redis):
+            def one(url):
+                return lambda: reconnect(url, token, cursor, args.replayed)
+
+            sides = (("herald", server.process.pid, one(server.url)),
+                     ("library", library.pid, one(library_url)),
+                     ("library_redis", library_redis.pid, one(library_redis_url)),
                      ("floor", relay.pid, lambda: handshake(relay_url)))
             rounds = measure(sides, args, deadline)
-    result = {"reconnects": rounds["herald"]["count"], "replayed_each": args.replayed}
-    herald, library, floor = (rounds[name] for name in ("herald", "library", "floor"))
+    herald, floor = rounds["herald"], rounds["floor"]
     ratio = lambda side: round(side["cpu_us"] / floor["cpu_us"], 2) if floor["cpu_us"] else None  # noqa: E731
-    result.update({
+    result = {
+        "reconnects": herald["count"], "replayed_each": args.replayed,
         "server_cpu_us_per_reconnect": herald["cpu_us"], "reconnect_ms": herald["times"],
         "server_cpu_us_per_reconnect_by_round": herald["spread_us"],
         "server_idle_cpu_share": herald["idle_share"],
-        "library": {"server_cpu_us_per_reconnect": library["cpu_us"], "reconnect_ms": library["times"],
-                    "server_cpu_us_per_reconnect_by_round": library["spread_us"],
-                    "reconnects": library["count"], "server_idle_cpu_share": library["idle_share"],
-                    "floor_ratio": ratio(library)},
         "floor": {"server_cpu_us_per_handshake": floor["cpu_us"], "handshake_ms": floor["times"],
                   "server_cpu_us_per_handshake_by_round": floor["spread_us"],
                   "handshakes": floor["count"], "server_idle_cpu_share": floor["idle_share"]},
-        "floor_ratio": ratio(herald)})
+        "floor_ratio": ratio(herald)}
+    for name in ("library", "library_redis"):
+        side = rounds[name]
+        result[name] = {"server_cpu_us_per_reconnect": side["cpu_us"], "reconnect_ms": side["times"],
+                        "server_cpu_us_per_reconnect_by_round": side["spread_us"],
+                        "reconnects": side["count"], "server_idle_cpu_share": side["idle_share"],
+                        "floor_ratio": ratio(side)}
     print(f"{result['reconnects']} reconnects, {args.replayed} replayed each; "
           f"{floor['count']} bare handshakes (the floor):")
-    for side, label in ((herald, "Herald reconnect"), (library, "python-socketio alone"),
-                        (floor, "bare handshake")):
+    for name, label in (("herald", "Herald reconnect"), ("library", "python-socketio alone"),
+                        ("library_redis", "python-socketio + a Redis trip"),
+                        ("floor", "bare handshake")):
+        side = rounds[name]
         print(f"  {label}: server CPU {side['cpu_us']:.0f} us each (rounds {side['spread_us']}), "
               f"time median {side['times']['median']:.2f} ms, p99 {side['times']['p99']:.2f} ms")
     print(f"  Herald / floor (server CPU): {result['floor_ratio']}   "
           f"(time, median over median: {herald['times']['median'] / floor['times']['median']:.2f}); "
-          f"python-socketio alone / floor: {ratio(library)}")
+          f"python-socketio alone / floor: {ratio(rounds['library'])}, "
+          f"with a Redis trip: {ratio(rounds['library_redis'])}")
     print(f"written to {save('reconnect', result)}")
 
 
