@@ -4,13 +4,12 @@ in Herald's handler).
 pywsgi writes a response's head and its body in two sends; Herald's handler holds
 the head for a body of up to ONE_SEND_MOST bytes. Counted at the socket: if gevent
 renames what the handler hooks into, these fail (the two sends come back)."""
-import contextlib
-
 import pytest
-from gevent import pywsgi, socket
+from gevent import socket
 
 from app.realtime.wire import handler
 from app.realtime.wire.one_send import ONE_SEND_MOST
+from tests.unit.realtime.wire.serving import pywsgi_serving
 
 SENT = []  # the sizes of the server's sendall calls, in order
 
@@ -41,15 +40,8 @@ def app(environ, start_response):
     return [b"x" * size]
 
 
-@contextlib.contextmanager
 def serving():
-    server = pywsgi.WSGIServer(("127.0.0.1", 0), app, handler_class=CountingHandler,
-                               log=None, error_log=None)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop(timeout=2)
+    return pywsgi_serving(app, CountingHandler)
 
 
 def fetch(server, size):

@@ -8,18 +8,18 @@ the same byte. Generated inputs mix plain lines with every byte ``email`` treats
 apart (folds, bare CR, the line breaks ``str.splitlines`` knows, controls,
 Latin-1); the named ones are request smuggling's usual suspects. A plain request
 is then served by a real pywsgi server without ``email`` parsing it at all."""
-import contextlib
 import email.parser
 import io
 
 import pytest
-from gevent import pywsgi, socket
+from gevent import socket
 from gevent.pywsgi import headers_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.realtime.wire import handler
 from app.realtime.wire.request_headers import MAX_LINE, MAX_LINES, read_headers
+from tests.unit.realtime.wire.serving import pywsgi_serving
 
 BODY = b"GET / HTTP/1.1\r\nHost: next\r\n\r\n"  # what follows the head (a pipelined request)
 
@@ -120,15 +120,8 @@ def test_any_head_is_read_as_gevent_reads_it(data):
     same(data)
 
 
-@contextlib.contextmanager
 def serving(app):
-    server = pywsgi.WSGIServer(("127.0.0.1", 0), app, handler_class=handler.handler_class(60, 5),
-                               log=None, error_log=None)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop(timeout=2)
+    return pywsgi_serving(app, handler.handler_class(60, 5))
 
 
 def served(server, head):
