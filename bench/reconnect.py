@@ -17,14 +17,15 @@ Library: bench/peers/plain_socketio.py, python-socketio's own server on the
 same stack, whose connect handler sends the very page and ``replayed`` Herald
 sent (taken from Herald in this run) with no token, no Redis and no rooms: the
 part of a reconnect that is the library's, measured the same way
-(``library``); and the same after one Redis round trip through redis-py, three
-reads in a pipeline as Herald's connect makes (``library_redis``): the least a
-reconnect on these libraries that checks anything costs. Herald's reconnect
+(``library``); and the same after one Redis round trip through Herald's own
+Redis client (redis-py, app/redis_client.py), three reads in a pipeline as
+Herald's connect makes (``library_redis``): the least a reconnect on these
+libraries that checks anything costs. Herald's reconnect
 does all of that and its own work besides.
 
 The client is a few lines of blocking sockets (no asyncio, no Socket.IO
-client) in this process, one reconnect at a time; the two servers' turns
-alternate in ``--rounds`` rounds so both see the same noise. The figure is
+client) in this process, one reconnect at a time; the four servers' turns
+alternate in ``--rounds`` rounds so all see the same noise. The figure is
 the server's CPU (user + system of its process, tests.support.cpu_seconds)
 per reconnect, less what it spends idle (measured before, over
 ``--idle`` s); each reconnect's time is from the TCP connect to the last
