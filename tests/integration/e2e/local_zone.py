@@ -9,6 +9,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.integration.e2e.conftest import CSP_REPORTER
 
@@ -32,11 +33,17 @@ def local(iso):
     return f"{moment:%b} {moment.day}, {moment.year}, {moment.hour % 12 or 12}:{moment:%M %p}"
 
 
-def assert_local_times(locator):
-    """Every <time> under ``locator`` shows its datetime in ZONE; returns how many."""
+def assert_local_times(locator, count):
+    """``count`` <time> elements under ``locator``, each showing its datetime in ZONE.
+
+    Waits, as every other check on a page does: a page's script puts the local time in
+    after the page has arrived, so its text is the server's UTC until then, and a
+    check that reads it at once races that script (it failed one CI run so).
+    """
     times = locator.locator("time")
-    for i in range(times.count()):
+    expect(times).to_have_count(count)
+    for i in range(count):
         element = times.nth(i)
-        shown = element.inner_text().replace("\u202f", " ").replace("\u00a0", " ")  # ICU's spaces
-        assert shown == local(element.get_attribute("datetime"))
-    return times.count()
+        # The same instant in any ISO form: the script rewrites the attribute too.
+        # to_have_text folds ICU's narrow and no-break spaces as it folds any space.
+        expect(element).to_have_text(local(element.get_attribute("datetime")))

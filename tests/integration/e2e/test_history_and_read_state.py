@@ -5,6 +5,7 @@ from playwright.sync_api import expect
 from app.stream.publish import Bus
 from app.users import accounts, subscriptions
 from tests.integration.e2e.conftest import sign_in
+from tests.integration.e2e.inbox import has_class
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def test_unread_badge_is_the_same_in_every_tab(live_server, ann, browser):
         first.click(f'#feed li[data-id="{sent[1]}"]')
         for page in (first, second):
             expect(badge(page)).to_have_text("2")
-        assert "unread" not in second.locator(f'#feed li[data-id="{sent[1]}"]').get_attribute("class")
+        expect(second.locator(f'#feed li[data-id="{sent[1]}"]')).not_to_have_class(has_class("unread"))
 
         first.click(".mark-all-read")
         for page in (first, second):

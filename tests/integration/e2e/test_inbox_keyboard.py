@@ -66,7 +66,7 @@ def test_a_clicked_checkbox_shows_checked_and_the_bar_agrees(live_server, ann, p
     expect(box).to_be_checked()
     expect(row(page, sent[1])).to_have_class(re.compile(r"\bselected\b"))
     expect(page.locator(".bulk-count")).to_have_text("1 selected (1 notification)")
-    assert page.locator("#feed input.select:checked").count() == 1
+    expect(page.locator("#feed input.select:checked")).to_have_count(1)
     # Shift+click: a range, every box of it ticked.
     row(page, sent[4]).locator("input.select").click(modifiers=["Shift"])
     for entry_id in sent[1:5]:
@@ -76,7 +76,7 @@ def test_a_clicked_checkbox_shows_checked_and_the_bar_agrees(live_server, ann, p
     box.click()
     expect(box).not_to_be_checked()
     expect(page.locator(".bulk-count")).to_have_text("3 selected (3 notifications)")
-    assert page.locator("#feed input.select:checked").count() == 3
+    expect(page.locator("#feed input.select:checked")).to_have_count(3)
     # x ticks the current row's box; Escape clears them all.
     page.keyboard.press("Escape")
     expect(page.locator("#feed input.select:checked")).to_have_count(0)

@@ -49,7 +49,7 @@ def test_a_notification_opens_with_its_data_link_and_own_url(live_server, ann, b
         assert detail.locator("time").get_attribute("datetime").endswith("Z")
         expect(detail.locator(".relative")).to_have_text(re.compile(r"just now|\d+ s ago"))
         assert f"n={sent}" in page.url
-        assert "unread" not in item(page, sent).get_attribute("class")
+        expect(item(page, sent)).not_to_have_class(has_class("unread"))
         assert horizontal_overflow(page) == 0
 
         page.reload()  # its own URL: it opens again
@@ -93,8 +93,8 @@ def test_search_filters_and_paging_over_a_seeded_history(live_server, ann, page)
     page.goto(live_server.url + "/?severity=error&topic=ops.db")
     expect(page.locator("#feed li.notification")).to_have_count(
         len(set(expected["errors"]) & set(expected["ops.db"])), timeout=WAIT)
-    assert page.locator("#filters select[name=severity]").input_value() == "error"
-    assert page.locator("#filters input[name=topic]").input_value() == "ops.db"
+    expect(page.locator("#filters select[name=severity]")).to_have_value("error")
+    expect(page.locator("#filters input[name=topic]")).to_have_value("ops.db")
 
     # Unread only: reading one takes it out of the next load.
     page.goto(live_server.url + "/?unread=1&q=Needle%20report%20994")
@@ -365,7 +365,7 @@ def test_preferences_are_kept_and_errors_named(live_server, ann, redis, page):
 
     page.reload()
     expect(page.locator("#rules li")).to_have_count(2)
-    assert page.locator("#preferences input[name=quiet_from]").input_value() == "22:00"
+    expect(page.locator("#preferences input[name=quiet_from]")).to_have_value("22:00")
     page.fill("#rules li:last-child .rule-topic", "bad topic!")
     page.click("#preferences button[type=submit]")
     expect(page.locator("#preferences .status")).to_contain_text("rules[1].topic")
