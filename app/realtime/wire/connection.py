@@ -34,6 +34,7 @@ import gevent
 from engineio import exceptions as eio_exceptions
 from engineio import packet as eio_packet
 
+from app.realtime.wire import workers
 from app.realtime.wire.inbound import (
     BINARY,
     CLOSE,
@@ -162,7 +163,7 @@ class Connection:
             if inline and pkt.packet_type != eio_packet.PONG:
                 self.paused = True
                 self.watcher.stop()
-                gevent.spawn(self._dispatch, pkt)
+                workers.spawn(self._dispatch, pkt)
                 return
             self._receive(pkt)
 
@@ -206,7 +207,7 @@ class Connection:
             if message is None:
                 return None
             if message.__class__ is Pong:
-                gevent.spawn(self._write_control, message.frame)
+                workers.spawn(self._write_control, message.frame)
                 continue
             if len(message) > limit:
                 raise Over("packet is too large")
@@ -241,7 +242,7 @@ class Connection:
         self.ended = True
         if self.watcher is not None:
             self.watcher.stop()
-        gevent.spawn(self._finish, code, reason)
+        workers.spawn(self._finish, code, reason)
 
     def _finish(self, code, reason):
         """What websocket.py's reading loop did once it ended, and pywsgi after it."""

@@ -33,6 +33,7 @@ import urllib.parse
 import engineio
 from engineio import socket as eio_socket
 
+from app.realtime.wire import workers
 from app.realtime.wire.connection import Connection, check_silence, connection_sid
 from app.realtime.wire.pings import PingWheel, Wheel
 from app.realtime.wire.queues import BoundedQueue
@@ -151,4 +152,6 @@ class EngineIO(engineio.Server):
         if self.lean and getattr(target, "__func__", None) is _SEND_PING:
             self.pings.schedule(target.__self__)
             return None
+        if self.lean:  # a worker kept for it (workers.py), not a new greenlet
+            return workers.spawn(target, *args, **kwargs)
         return super().start_background_task(target, *args, **kwargs)

@@ -12,7 +12,7 @@ wait, the next one is not queued and ``overflow(queue)`` is called instead
   python-engineio's own writer and long-polling need it.
 - :class:`DrainingQueue` replaces it on a connection opened directly as a
   websocket (see websocket.py): a plain list with no writer greenlet
-  waiting on it; a *drainer* greenlet is spawned when something is put and
+  waiting on it; a *drainer* task (a kept worker: workers.py) starts when something is put and
   ends when the list is empty. When its websocket can write several packets at
   once (``send_many``: Herald's Connection), what is queued leaves in one send.
 """
@@ -20,6 +20,8 @@ import time
 
 import gevent
 from gevent.queue import Empty, JoinableQueue
+
+from app.realtime.wire import workers
 
 JOIN_SECONDS = 10  # at most, for a close that waits for the queue to be written
 DRAIN_MOST = 64  # packets written together by one send, at most (DrainingQueue._take)
@@ -80,7 +82,7 @@ class DrainingQueue:
             return
         self.queue.append(item)
         if self.drainer is None:
-            self.drainer = gevent.spawn(self._drain)
+            self.drainer = workers.spawn(self._drain)
 
     put_nowait = put
 

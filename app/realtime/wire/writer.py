@@ -2,7 +2,7 @@
 
 The fan-out loop may then write a whole frame to an idle connection itself,
 with one non-blocking ``send`` (``write_now``), no greenlet woken; whatever
-the kernel does not take at once is finished by a short-lived greenlet, and
+the kernel does not take at once is finished by a short task (a kept worker: workers.py), and
 until it has, the connection is ``busy`` and everything else waits its turn
 in the connection's queue.
 
@@ -12,7 +12,7 @@ handler.py): one ``send``, and ``sendall`` only for a rest. gevent's own
 ``getsockopt`` per frame per client: a quarter of the server's time under
 fan-out before this.
 """
-import gevent
+from app.realtime.wire import workers
 
 
 class LeanWriter:
@@ -50,7 +50,7 @@ class LeanWriter:
             return  # the connection is gone; its reader notices and closes it
         if sent < len(frame):
             self.busy = True
-            self.finisher = gevent.spawn(self._finish, memoryview(frame)[sent:])
+            self.finisher = workers.spawn(self._finish, memoryview(frame)[sent:])
 
     def _finish(self, rest):
         try:
