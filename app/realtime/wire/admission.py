@@ -31,7 +31,8 @@ of saved stack, and thousands waiting were a reconnect storm's peak memory.
 A health probe never waits.
 
 How many connections the process's descriptors allow at all (MAX_CONNECTIONS
-0) is descriptors.py's.
+0) is descriptors.py's. A connection's handler runs in a greenlet kept for the
+next one (workers.py), not a new one each.
 """
 import functools
 import logging
@@ -39,6 +40,7 @@ import socket as sockets
 
 from gevent import pywsgi
 
+from app.realtime.wire import workers
 from app.realtime.wire.parking import PROBES, Lines, Parked, Pending, peek
 from app.realtime.wire.refusals import is_probe, refuse
 
@@ -71,6 +73,7 @@ class AdmittingServer(pywsgi.WSGIServer):
                  max_handshakes=MAX_HANDSHAKES, request_timeout=REQUEST_TIMEOUT, **options):
         """``options``: pywsgi's, and gevent-websocket's ``pre_start_hook``."""
         self.pre_start_hook = options.pop("pre_start_hook", None)
+        options.setdefault("spawn", workers.spawn)  # each connection's handler: a kept greenlet
         super().__init__(listener, application, **options)
         self.environ[SERVER] = self  # every request's environ says who serves it: opened()
         self.max_connections = max_connections

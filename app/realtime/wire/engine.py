@@ -16,7 +16,8 @@ process. Through python-engineio's own extension points:
 - ``start_background_task()`` (public): the ping greenlet python-engineio
   starts for every connection after every pong (``Socket._send_ping``, a
   greenlet that sleeps 25 s) is scheduled on one :class:`~.pings.PingWheel`
-  per server instead;
+  per server instead, and every other task (an event's handler, a replay) runs
+  in a greenlet kept for the next one (workers.py);
 - ``handle_request()`` (public): a long-polling POST larger than
   ``max_http_buffer_size`` is answered 413 after its body has been read off
   (up to a bound), and its session closed without waiting; python-engineio
