@@ -36,7 +36,7 @@ from greenlet import getcurrent
 
 log = logging.getLogger(__name__)
 
-IDLE_MOST = 64  # workers kept waiting at most: ~20 KiB each when parked
+IDLE_MOST = 16  # workers kept waiting at most: ~9 KiB each when parked (~1 MiB at 64)
 
 
 class Task:
