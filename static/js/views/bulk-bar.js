@@ -141,8 +141,8 @@
     // Every unread row of the tab, with an Undo.
     markAllRead: function () {
       var feed = this.feed, models = [];
-      feed.$('li.notification').each(function () {
-        models = models.concat(feed.byKey[this.getAttribute('data-key')] || []);
+      _.each(feed.shownKeys(), function (key) {  // drawn or not (feed-window.js)
+        models = models.concat(feed.byKey[key] || []);
       });
       feed.actions.setRead(true, models);
     },

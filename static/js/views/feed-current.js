@@ -63,6 +63,7 @@
         return !leaving[this.getAttribute('data-key')] || this === current[0];
       }), at = items.index(current);
       if (!items.length) return;
+      if (at + delta >= items.length && this.drawMore()) return this.move(delta, focus);  // past the drawn rows
       var next = at < 0 ? 0 : Math.max(0, Math.min(items.length - 1, at + delta));
       var item = items.eq(next);
       this.moveTo(item.attr('data-key'), focus !== false);

@@ -39,14 +39,12 @@
       this.feed.trigger('selection', this.selection());
     },
 
-    // The keys of the rows from `a` to `b` (either order), as the list shows them.
+    // The keys of the rows from `a` to `b` (either order), as the list shows them
+    // (drawn or not: feed-window.js).
     keysBetween: function (a, b) {
-      var feed = this.feed, items = feed.$('li.notification');
-      var from = items.index(feed.itemByKey(a)), to = items.index(feed.itemByKey(b));
+      var keys = this.feed.shownKeys(), from = _.indexOf(keys, a), to = _.indexOf(keys, b);
       if (from < 0 || to < 0) return [b];
-      return items.slice(Math.min(from, to), Math.max(from, to) + 1).map(function () {
-        return this.getAttribute('data-key');
-      }).get();
+      return keys.slice(Math.min(from, to), Math.max(from, to) + 1);
     },
 
     toggleSelect: function (key, range) {
@@ -76,8 +74,9 @@
       this.range = keys;
     },
 
+    // Every row of the tab, drawn or not (feed-window.js).
     selectAllShown: function () {
-      this.select(this.feed.$('li.notification').map(function () { return this.getAttribute('data-key'); }).get(), true);
+      this.select(this.feed.shownKeys(), true);
     },
 
     clearSelection: function () {

@@ -20,7 +20,8 @@
  *
  * A live notification, a read change or the oldest let go touch only their
  * own row; anything else draws the list again whole (once per frame at most),
- * keeping the focus on the same control of the same row.
+ * keeping the focus on the same control of the same row. Only the top of the
+ * list is drawn, down to a little past where the user is (feed-window.js).
  */
 (function (herald) {
   'use strict';
@@ -68,7 +69,8 @@
       this.listenTo(this.collection, 'add', this.addOne);
       this.listenTo(this.collection, 'change:read', this.showRead);
       this.listenTo(this.collection, 'remove', this.removeOne);
-      this.listenTo(this.collection, 'reset', this.scheduleRender);
+      this.listenTo(this.collection, 'reset', function () { this.resetWindow(); this.scheduleRender(); });
+      this.watchWindow();  // only the top of the list is drawn (feed-window.js)
       this.seen = new herald.FeedSeen(this);  // the `seen` watermark (feed-seen.js)
       this.timer = setInterval(_.bind(this.refreshTimes, this), 1000);
     },
@@ -80,6 +82,7 @@
     showTab: function (tab) {
       this.tab = _.contains(TABS, tab) ? tab : 'inbox';
       this.actions.forgetSelection();
+      this.resetWindow();
       this.render();
       this.trigger('selection', this.actions.selection());
     },
@@ -107,8 +110,10 @@
       return order;
     },
 
-    draw: function (group) {
-      var key = this.key(group[0]), d = herald.describeGroup(group, this.collection);
+    // The row of `group` (null: not in this tab); `d`, when known: herald.describeGroup's.
+    draw: function (group, d) {
+      var key = this.key(group[0]);
+      d = d || herald.describeGroup(group, this.collection);
       if (!this.inTab(d, this.tab)) return null;
       var item = herald.drawFeedItem(group, key, d, {
         view: this.collection.criteria.view, selected: this.actions.isSelected(key), pinned: this.pinned(d),
@@ -128,14 +133,14 @@
       var at = this.$('li.notification').index(this.itemByKey(this.current));  // where the current row was
       self.groups = {};
       self.rows = new Map();
-      var items = [], pinned = [];
-      _.each(self.group(), function (group) {
-        var item = self.draw(group);
-        if (!item) return;
-        self.groups[group[0].id] = group;
-        (/\bpinned\b/.test(item.className) ? pinned : items).push(item);
+      var all = self.ordered(), limit = self.windowFor(all, Boolean(focus) || self.following);
+      var items = _.map(all.slice(0, limit), function (row) {
+        self.groups[row.group[0].id] = row.group;
+        return self.draw(row.group, row.d);
       });
-      self.$el.empty().append(pinned.concat(items));
+      self.more = all.length > limit;
+      self.$el.empty().append(items);
+      self.checkEnd();
       if (!self.itemByKey(self.current).length && at >= 0 && (focus || self.following)) {
         // The current row left (archived, snoozed, muted): the one now in its place.
         var items = self.$('li.notification');
@@ -185,11 +190,19 @@
       var item = this.draw(group);
       old.remove();
       if (!item) this.rows.delete(key);
-      if (item) {
+      var before = item && this.itemAfter(group[0].id, /\bpinned\b/.test(item.className));
+      if (item && !this.inWindow(before)) {
+        // Past the drawn rows: drawn when the window reaches it, or now when the user is on it.
+        this.rows.delete(key);
+        item = focus || (key === this.current && this.following) ? this.drawUpTo(key) : null;
+      } else if (item) {
         this.groups[group[0].id] = group;
-        this.el.insertBefore(item, this.itemAfter(group[0].id, /\bpinned\b/.test(item.className)));
+        this.el.insertBefore(item, before);
+      }
+      if (item) {
         if (menu) herald.reopenSnoozeMenu(item);
         if (focus) this.actions.refocus(_.extend(focus, {key: key}));
+        this.fitWindow();
       }
       // The list's Tab stop: the top row, unless the user is working in the list.
       if (!this.itemByKey(this.current).length ||
@@ -219,6 +232,11 @@
       if (this.pending || !(options && options.trimmed)) return this.scheduleRender();
       var key = this.key(model), group = this.byKey[key];
       var old = this.itemByKey(key);
+      if (group && !old.length && key !== this.current) {  // a row not drawn: only the group shrinks
+        var left = _.without(group, model);
+        if (left.length) this.byKey[key] = left; else delete this.byKey[key];
+        return;
+      }
       if (!group || !old.length || $.contains(old[0], document.activeElement) ||
           old.find('details.snooze').prop('open')) {
         return this.scheduleRender();
@@ -271,6 +289,7 @@
 
     remove: function () {
       this.menus.disconnect();
+      this.stopWatchingWindow();
       clearInterval(this.timer);
       this.seen.stop();
       return Backbone.View.prototype.remove.apply(this, arguments);

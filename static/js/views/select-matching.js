@@ -44,7 +44,7 @@
     // The selection changed (`keys`: the rows selected): with every row shown selected,
     // ask how many match, and offer them; otherwise nothing is offered or chosen.
     offer: function (keys) {
-      var rows = this.feed.$('li.notification').length, self = this;
+      var rows = this.feed.shownKeys().length, self = this;  // drawn or not (feed-window.js)
       var all = keys.length > 0 && keys.length === rows;
       if (!all) return this.reset();
       var query = this.queryString(), asked = ++this.asking;

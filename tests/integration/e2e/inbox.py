@@ -20,3 +20,21 @@ def has_class(name):
 def current_id(page):
     """The id of the row that holds the focus, or None."""
     return page.evaluate("document.activeElement.closest('li.notification')?.dataset.id || null")
+
+
+# The rows the feed draws at first: the top of the list, more as the user scrolls
+# (static/js/views/feed-window.js, herald.FEED_PAGE).
+FEED_PAGE = 50
+
+
+def expect_held(page, count, timeout):
+    """Wait until the page holds ``count`` notifications (one REST page is 100)."""
+    page.wait_for_function("n => herald.notifications.length === n", arg=count, timeout=timeout)
+
+
+def scroll_to_draw(page, count, timeout):
+    """Scroll to the feed's end, as a reader would, until ``count`` rows are drawn."""
+    page.wait_for_function(
+        "n => { document.querySelector('.feed-end').scrollIntoView(); "
+        "return document.querySelectorAll('#feed li.notification').length >= n; }",
+        arg=count, timeout=timeout, polling=100)

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from app.stream.publish import Bus
 from app.users import accounts, read_state, subscriptions
 from tests.integration.e2e.conftest import DESKTOP, PHONE, horizontal_overflow, sign_in
-from tests.integration.e2e.inbox import has_class
+from tests.integration.e2e.inbox import FEED_PAGE, expect_held, has_class, scroll_to_draw
 
 WAIT = 5_000
 
@@ -81,9 +81,12 @@ def test_search_filters_and_paging_over_a_seeded_history(live_server, ann, page)
     page.fill("#filters input[name=q]", "NEEDLE")
     page.click("#filters button[type=submit]")
     expect(page.locator("#feed-heading")).to_contain_text("NEEDLE")
-    expect(page.locator("#feed li.notification")).to_have_count(100, timeout=WAIT)
+    expect_held(page, 100, WAIT)  # one page, of which the top is drawn
+    expect(page.locator("#feed li.notification")).to_have_count(FEED_PAGE, timeout=WAIT)
     assert "q=NEEDLE" in page.url
     page.click("#load-more")
+    expect_held(page, len(expected["needle"]), WAIT)
+    scroll_to_draw(page, len(expected["needle"]), WAIT)
     expect(page.locator("#feed li.notification")).to_have_count(len(expected["needle"]), timeout=WAIT)
     expect(page.locator("#load-more")).to_be_hidden()
     shown = page.locator("#feed li.notification").evaluate_all("l => l.map(i => i.dataset.id)")
@@ -117,7 +120,8 @@ def test_load_more_waits_for_the_view_being_loaded(live_server, ann, page):
     needles = [bus.publish("ops.web", f"Needle {i}" if i % 7 == 0 else f"Routine {i}")
                for i in range(1000)][::7]
     sign_in(page, live_server, "ann", "ann-password")
-    expect(page.locator("#feed li.notification")).to_have_count(100, timeout=WAIT)
+    expect_held(page, 100, WAIT)
+    expect(page.locator("#feed li.notification")).to_have_count(FEED_PAGE, timeout=WAIT)
     expect(page.locator("#load-more")).to_be_visible(timeout=WAIT)
     held = []  # the search's first page, answered only when the test says so
     search = re.compile(r"/api/notifications\?(?!.*before=).*q=NEEDLE")
@@ -138,6 +142,8 @@ def test_load_more_waits_for_the_view_being_loaded(live_server, ann, page):
     expect(page.locator("#feed li.notification").first).to_have_attribute("data-id", needles[-1],
                                                                           timeout=WAIT)
     page.click("#load-more")
+    expect_held(page, len(needles), WAIT)
+    scroll_to_draw(page, len(needles), WAIT)
     expect(page.locator("#feed li.notification")).to_have_count(len(needles), timeout=WAIT)
     shown = page.locator("#feed li.notification").evaluate_all("l => l.map(i => i.dataset.id)")
     assert shown == needles[::-1]

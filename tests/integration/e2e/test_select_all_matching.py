@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from app.stream.publish import Bus
 from app.users import accounts, archive_and_snooze, subscriptions
 from tests.integration.e2e.conftest import DESKTOP, accessibility_violations, sign_in
-from tests.integration.e2e.inbox import rows
+from tests.integration.e2e.inbox import FEED_PAGE, expect_held, rows
 from tests.support import wait_for
 
 WAIT = 15_000
@@ -41,8 +41,15 @@ GERMAN = {"selected": f"{PAGE} ausgewählt", "offer": f"Alle {MANY} Treffer dies
           "chosen": f"Alle {MANY} Treffer dieser Ansicht sind ausgewählt."}
 
 
+def expect_one_page(page):
+    """One page held, of which the top is drawn (static/js/views/feed-window.js)."""
+    expect_held(page, PAGE, WAIT)
+    expect(rows(page)).to_have_count(FEED_PAGE, timeout=WAIT)
+
+
 def select_everything_matching(page, says=ENGLISH):
-    """Select all (the page's rows, at once, no page loaded), then all matching."""
+    """Select all (the tab's rows held, drawn or not, at once, no page loaded), then all
+    matching."""
     loads = []
     page.on("request", lambda r: loads.append(r.url) if "/api/notifications?" in r.url else None)
     page.click(".select-all")
@@ -50,7 +57,7 @@ def select_everything_matching(page, says=ENGLISH):
     offer = page.locator(".select-matching")
     expect(offer).to_have_text(says["offer"], timeout=WAIT)
     assert loads == [], "Select all loads no older page"
-    expect(rows(page)).to_have_count(PAGE)
+    expect_one_page(page)
     assert accessibility_violations(page) == []
     offer.click()
     expect(page.locator(".bulk-count")).to_have_text(says["chosen"])
@@ -62,7 +69,7 @@ def test_archive_everything_matching_the_view_then_undo(live_server, redis, ann,
     steps = [ann.publish("spark.job.started", f"run {i}", correlation_id=f"run-{i}") for i in range(3)]
     sent = [ann.publish("bulk.item", f"item {i}") for i in range(MANY)]
     sign_in(page, live_server, "ann", "ann-password")
-    expect(rows(page)).to_have_count(PAGE, timeout=WAIT)
+    expect_one_page(page)
     select_everything_matching(page)
     requests = by_filter(page)
     page.click(".bulk-archive")
@@ -74,7 +81,7 @@ def test_archive_everything_matching_the_view_then_undo(live_server, redis, ann,
     assert requests[0][1] == {"action": "archive"}, "by filter, not by id"
     page.click("#undo .undo")  # within the bar's 8 s
     expect(page.locator("#undo")).to_contain_text("Undone.", timeout=WAIT)
-    expect(rows(page)).to_have_count(PAGE, timeout=WAIT)
+    expect_one_page(page)
     wait_for(lambda: archive_and_snooze.get(redis, "ann")["archived"], lambda a: a == [],
              message="every one brought back")
 
@@ -86,7 +93,7 @@ def test_snooze_everything_matching_the_view_then_undo(live_server, redis, ann, 
     sent = [ann.publish("bulk.item", f"item {i}") for i in range(MANY)]
     page = contexts(viewport=DESKTOP, color_scheme=scheme, locale=locale).new_page()
     sign_in(page, live_server, "ann", "ann-password")
-    expect(rows(page)).to_have_count(PAGE, timeout=WAIT)
+    expect_one_page(page)
     select_everything_matching(page, GERMAN if locale == "de-DE" else ENGLISH)
     snooze = page.locator(".bulk-snooze")
     expect(snooze).to_be_visible()
@@ -106,7 +113,7 @@ def test_snooze_everything_matching_the_view_then_undo(live_server, redis, ann, 
     expect(rows(page)).to_have_count(0, timeout=WAIT)
     expect(page.locator("#tab-inbox .tab-count")).to_have_text("")  # none left unread
     page.click("#undo .undo")
-    expect(rows(page)).to_have_count(PAGE, timeout=WAIT)
+    expect_one_page(page)
     wait_for(lambda: archive_and_snooze.get(redis, "ann")["snoozed"], lambda s: s == {},
              message="every one woken")
 
