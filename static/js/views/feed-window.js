@@ -13,8 +13,9 @@
  * pinned first, then the rest, newest first. So:
  * - a row that comes where the drawn part ends, with rows held past it, is not
  *   drawn until the window reaches it;
- * - past `limit` rows, the last is let go again (never the current row while
- *   the user works in the list, nor one holding the focus or an open menu);
+ * - with the reader at the top, past `limit` rows the last is let go again
+ *   (never the current row while the user works in the list, nor one holding
+ *   the focus or an open menu); further down, none is;
  * - a marker after the list (`.feed-end`) draws the next PAGE rows when it comes
  *   within a screen of the viewport, and j/k past the last drawn row draws them
  *   too. Back at the top, the window shrinks to PAGE again.
@@ -121,12 +122,17 @@
       return this.itemByKey(key)[0] || null;
     },
 
-    // After a row came in: back to one PAGE when the user is at the top, and the rows
-    // past the window let go, from the end (not one the user is on or in).
+    // After a row came in. Further down, the window grows by it: the rows the reader is
+    // looking at stay. At the top: back to one PAGE (unless the user works in the list),
+    // and the rows past the window let go, from the end (not one the user is on or in).
     fitWindow: function () {
       var working = this.following || $.contains(this.el, document.activeElement);
-      if (this.nearTop && !working) this.limit = PAGE;
       var count = this.el.childElementCount;
+      if (!this.nearTop) {
+        this.limit = Math.max(this.limit, count);
+        return;
+      }
+      if (!working) this.limit = PAGE;
       while (count > this.limit) {
         var last = this.el.lastElementChild, key = last.getAttribute('data-key');
         if ((key === this.current && working) || $.contains(last, document.activeElement) ||

@@ -4,7 +4,8 @@ main thread busy for each notification (docs/capacity.md).
 
 What must hold all the same: the rows drawn are always the top of the list in
 its order; a reader who scrolls, or presses j past the last drawn row, gets the
-next ones; back at the top the window shrinks again; a row the user is on is
+next ones; one coming at the top lets none of the rows go while the reader is
+further down, and back at the top the window shrinks again; a row the user is on is
 never let go, and one that moves past the drawn rows with the focus in it is
 drawn where it goes, with the focus kept.
 """
@@ -80,12 +81,18 @@ def test_back_at_the_top_the_window_shrinks_when_the_next_one_comes(live_server,
     expect(rows(page)).to_have_count(FEED_PAGE, timeout=WAIT)
     scroll_to_draw(page, 100, WAIT)
     expect(rows(page)).to_have_count(100)
+    # Further down, one coming at the top lets none of the rows below go.
+    page.wait_for_function("herald.views.feed.nearTop === false", timeout=WAIT)
+    deep = bus.publish("ops.tick", "while reading further down")
+    expect(row(page, deep)).to_be_attached(timeout=WAIT)
+    expect(rows(page)).to_have_count(101)
+    expect(row(page, sent[-1])).to_be_in_viewport()
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_function("herald.views.feed.nearTop === true", timeout=WAIT)
     fresh = bus.publish("ops.tick", "fresh")
     expect(row(page, fresh)).to_be_visible(timeout=WAIT)
     expect(rows(page)).to_have_count(FEED_PAGE, timeout=WAIT)
-    assert page.evaluate(DRAWN) == ([fresh] + sent)[:FEED_PAGE]
+    assert page.evaluate(DRAWN) == ([fresh, deep] + sent)[:FEED_PAGE]
 
 
 def test_a_row_moving_past_the_drawn_ones_with_the_focus_in_it_is_drawn_where_it_goes(
