@@ -81,40 +81,65 @@
       herald.tn('{n} time', '{n} times', d.count)) : '');
   }
 
-  // The <li> of a group; `options`: {view, selected, pinned, until}.
+  // Rows parsed once per shape (their markup less the row's own texts), and cloned for
+  // each row: parsing a row's HTML was most of drawing one, and a live notification
+  // waited for it. Few shapes recur (severity, read, view, count...); a page that makes
+  // more than SHAPES_MOST starts again.
+  var shapes = new Map(), SHAPES_MOST = 64;
+  function cloneOf(html) {
+    var shape = shapes.get(html);
+    if (!shape) {
+      if (shapes.size >= SHAPES_MOST) shapes.clear();
+      shape = document.createElement('template');
+      shape.innerHTML = html;
+      shapes.set(html, shape);
+    }
+    return shape.content.firstChild.cloneNode(true);
+  }
+
+  // The <li> of a group; `options`: {view, selected, pinned, until}. The shape's markup
+  // escapes every text it holds (`e`); the row's own texts go in as text after.
   herald.drawFeedItem = function (group, key, d, options) {
-    var n = d.json, item = document.createElement('li');
-    item.className = 'notification severity-' + (n.severity || 'info') + (d.read ? '' : ' unread') +
-      (d.unseen ? ' unseen' : '') + (options.pinned ? ' pinned' : '') + (options.selected ? ' selected' : '') +
-      (d.mine ? ' mine' : '') + (d.run ? ' run run-' + (d.outcome || 'running') : '');
-    item.setAttribute('data-id', d.newest.id);
-    item.setAttribute('data-topic', n.topic);
-    item.setAttribute('data-key', key);
-    item.innerHTML =
-      '<input type="checkbox" class="select" tabindex="-1" aria-label="' + e(herald.t('Select: {title}', {title: label(d)})) + '"' +
-        (options.selected ? ' checked' : '') + '>' +
+    var n = d.json;
+    var item = cloneOf(
+      '<li class="notification severity-' + e(n.severity || 'info') + (d.read ? '' : ' unread') +
+        (d.unseen ? ' unseen' : '') + (options.pinned ? ' pinned' : '') + (options.selected ? ' selected' : '') +
+        (d.mine ? ' mine' : '') + (d.run ? ' run run-' + e(d.outcome || 'running') : '') + '">' +
+      '<input type="checkbox" class="select" tabindex="-1"' + (options.selected ? ' checked' : '') + '>' +
       '<span class="dot" aria-hidden="true"></span>' +
       '<div class="main">' +
         '<button type="button" class="open" tabindex="-1">' +
           '<span class="sev-icon" aria-hidden="true">' + e(herald.SEVERITY_ICONS[n.severity] || '') + '</span>' +
           (d.read ? '' : '<span class="sr-only">' + e(herald.t('Unread:')) + ' </span>') +
-          '<span class="title">' + e(n.title) + '</span>' + countHtml(d) +
+          '<span class="title"></span>' + countHtml(d) +
         '</button>' +
         '<div class="meta">' +
           (options.pinned ? '<span class="pin">' + e(herald.t('Pinned')) + '</span>' : '') +
           (n.severity === 'info' ? '' : '<span class="severity sr-only">' + e(herald.severityWord(n.severity)) + '</span>') +
           (d.mine ? '<span class="for-you">' + e(herald.t('For you')) + '</span>' : '') +
-          '<span class="topic">' + e(n.topic) + '</span>' +
-          (options.until ? '<span class="until">' +
-            e(herald.t('back {time}', {time: herald.exactTime(new Date(options.until))})) + '</span>' : '') +
+          '<span class="topic"></span>' +
+          (options.until ? '<span class="until"></span>' : '') +
         '</div>' +
-        (d.run && d.percent !== null ?
-          '<progress max="100" value="' + Math.round(d.percent) + '" aria-label="' + e(herald.t('Progress')) + '"></progress>' : '') +
-        (n.body ? '<div class="body">' + e(n.body) + '</div>' : '') +
+        (d.run && d.percent !== null ? '<progress max="100" aria-label="' + e(herald.t('Progress')) + '"></progress>' : '') +
+        (n.body ? '<div class="body"></div>' : '') +
       '</div>' +
-      '<time class="when" datetime="' + e(n.ts) + '"></time>' +
-      '<div class="actions" role="group" aria-label="' + e(herald.t('Actions')) + '">' + actionsHtml(options.view, d.read) + '</div>';
-    var time = item.querySelector('time');
+      '<time class="when"><span class="when-words"></span><span class="when-short" aria-hidden="true"></span></time>' +
+      '<div class="actions" role="group" aria-label="' + e(herald.t('Actions')) + '">' + actionsHtml(options.view, d.read) + '</div>' +
+      '</li>');
+    item.setAttribute('data-id', d.newest.id);
+    item.setAttribute('data-topic', n.topic);
+    item.setAttribute('data-key', key);
+    item.firstChild.setAttribute('aria-label', herald.t('Select: {title}', {title: label(d)}));
+    var main = item.children[2];
+    main.querySelector('.title').textContent = n.title;
+    main.querySelector('.topic').textContent = n.topic;
+    if (options.until) {
+      main.querySelector('.until').textContent = herald.t('back {time}', {time: herald.exactTime(new Date(options.until))});
+    }
+    if (d.run && d.percent !== null) main.querySelector('progress').value = Math.round(d.percent);
+    if (n.body) main.querySelector('.body').textContent = n.body;
+    var time = item.children[3];
+    time.setAttribute('datetime', n.ts);
     herald.drawRowTime(time, d.newest);
     time.title = d.newest.exactTime();
     return item;
