@@ -25,6 +25,7 @@ def current_id(page):
 # The rows the feed draws at first: the top of the list, more as the user scrolls
 # (static/js/views/feed-window.js, herald.FEED_PAGE).
 FEED_PAGE = 50
+FEED_SLACK = 25  # rows past the window, at most, before they are let go together
 
 
 def expect_held(page, count, timeout):
