@@ -138,7 +138,7 @@
         self.groups[row.group[0].id] = row.group;
         return self.draw(row.group, row.d);
       });
-      self.more = all.length > limit;
+      self.setMore(all.length > limit);
       self.$el.empty().append(items);
       self.checkEnd();
       if (!self.itemByKey(self.current).length && at >= 0 && (focus || self.following)) {
@@ -195,6 +195,7 @@
         // Past the drawn rows: drawn when the window reaches it, or now when the user is on it.
         this.rows.delete(key);
         item = focus || (key === this.current && this.following) ? this.drawUpTo(key) : null;
+        if (!item) this.checkEnd();  // the list got shorter: the marker may be near now
       } else if (item) {
         this.groups[group[0].id] = group;
         this.el.insertBefore(item, before);
@@ -250,6 +251,7 @@
         delete this.byKey[key];
         this.rows.delete(key);
         old.remove();
+        this.checkEnd();  // the list got shorter: the marker may be near now
         this.trigger('changed');
       }
     },
@@ -262,9 +264,8 @@
       this.replace(this.itemByKey(this.key(model)), group);
     },
 
-    // Relative times, kept current (only the texts that changed are written).
-    // Each second, the rows' times whose words changed: those past their `dueAt`
-    // (feed-item.js), not every row (with KEEP rows, every row took tens of ms a second).
+    // Relative times, kept current: each second, only the rows' times past their `dueAt`
+    // (feed-item.js), whose words changed, not every row (that took tens of ms a second).
     refreshTimes: function () {
       var now = Date.now(), groups = this.groups, times = this.el.querySelectorAll('li.notification > time.when');
       for (var i = 0; i < times.length; i++) {

@@ -18,7 +18,8 @@
  *   the list, nor one holding the focus or an open menu); further down, none is;
  * - a marker after the list (`.feed-end`) draws the next PAGE rows when it comes
  *   within a screen of the viewport, and j/k past the last drawn row draws them
- *   too. Back at the top, the window shrinks to PAGE again.
+ *   too. Back at the top, the window shrinks to PAGE again;
+ * - "Load older notifications" shows once the last row held is drawn.
  *
  * What the user acts on as "all the rows" (select all, mark all read, Shift+J's
  * range) is every row of the tab, drawn or not (`shownKeys`).
@@ -83,6 +84,16 @@
       this.ends.observe(this.end);
     },
 
+    // Whether rows of the tab are held past the drawn ones. While they are, the list has
+    // the class `has-more`, which hides "Load older notifications" (herald.css): that
+    // button belongs after the last row held, and shown before it, the rows drawn as
+    // the reader neared it pushed it away from under the pointer.
+    setMore: function (more) {
+      if (more === this.more) return;
+      this.more = more;
+      this.el.classList.toggle('has-more', more);
+    },
+
     // Start again from one PAGE (another tab, another filter).
     resetWindow: function () {
       this.limit = PAGE;
@@ -113,7 +124,7 @@
         items.push(item);
       });
       this.el.append.apply(this.el, items);
-      this.more = all.length > this.limit;
+      this.setMore(all.length > this.limit);
       this.checkEnd();
       this.trigger('changed');
       return items.length > 0;
@@ -147,7 +158,7 @@
         last.remove();
         this.rows.delete(key);
         delete this.groups[last.getAttribute('data-id')];
-        this.more = true;
+        this.setMore(true);
         count -= 1;
       }
     },

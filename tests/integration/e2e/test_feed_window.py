@@ -49,6 +49,8 @@ def test_only_the_top_is_drawn_and_scrolling_draws_the_rest_in_order(live_server
     expect_held(page, 100, WAIT)  # one page
     expect(rows(page)).to_have_count(FEED_PAGE, timeout=WAIT)
     assert page.evaluate(DRAWN) == sent[:FEED_PAGE]
+    older = page.locator("#load-more")  # after the last row held: hidden until it is drawn
+    expect(older).to_be_hidden()
 
     # Live ones at the top: still the top of the list, newest first; past the window and its
     # slack, the oldest drawn are let go together.
@@ -61,6 +63,7 @@ def test_only_the_top_is_drawn_and_scrolling_draws_the_rest_in_order(live_server
     expect_held(page, held, WAIT)
     scroll_to_draw(page, held, WAIT)
     assert page.evaluate(DRAWN) == page.evaluate(HELD) == (live + sent)[:held]
+    expect(older).to_be_visible()
     assert accessibility_violations(page) == []
 
 

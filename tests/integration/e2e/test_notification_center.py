@@ -84,6 +84,9 @@ def test_search_filters_and_paging_over_a_seeded_history(live_server, ann, page)
     expect_held(page, 100, WAIT)  # one page, of which the top is drawn
     expect(page.locator("#feed li.notification")).to_have_count(FEED_PAGE, timeout=WAIT)
     assert "q=NEEDLE" in page.url
+    # "Load older" shows after the last row held, once they are all drawn.
+    expect(page.locator("#load-more")).to_be_hidden()
+    scroll_to_draw(page, 100, WAIT)
     page.click("#load-more")
     expect_held(page, len(expected["needle"]), WAIT)
     scroll_to_draw(page, len(expected["needle"]), WAIT)
@@ -122,6 +125,7 @@ def test_load_more_waits_for_the_view_being_loaded(live_server, ann, page):
     sign_in(page, live_server, "ann", "ann-password")
     expect_held(page, 100, WAIT)
     expect(page.locator("#feed li.notification")).to_have_count(FEED_PAGE, timeout=WAIT)
+    scroll_to_draw(page, 100, WAIT)
     expect(page.locator("#load-more")).to_be_visible(timeout=WAIT)
     held = []  # the search's first page, answered only when the test says so
     search = re.compile(r"/api/notifications\?(?!.*before=).*q=NEEDLE")
@@ -141,6 +145,7 @@ def test_load_more_waits_for_the_view_being_loaded(live_server, ann, page):
     page.unroute(search, hold)
     expect(page.locator("#feed li.notification").first).to_have_attribute("data-id", needles[-1],
                                                                           timeout=WAIT)
+    scroll_to_draw(page, 100, WAIT)
     page.click("#load-more")
     expect_held(page, len(needles), WAIT)
     scroll_to_draw(page, len(needles), WAIT)
