@@ -187,18 +187,18 @@
       var key = this.key(group[0]);
       var focus = old.length ? this.actions.focused() : null;
       var menu = old.find('details.snooze').prop('open');
-      var item = this.draw(group);
+      var d = herald.describeGroup(group, this.collection), inTab = this.inTab(d, this.tab);
       old.remove();
-      if (!item) this.rows.delete(key);
-      var before = item && this.itemAfter(group[0].id, /\bpinned\b/.test(item.className));
-      if (item && !this.inWindow(before)) {
-        // Past the drawn rows: drawn when the window reaches it, or now when the user is on it.
-        this.rows.delete(key);
-        item = focus || (key === this.current && this.following) ? this.drawUpTo(key) : null;
-        if (!item) this.checkEnd();  // the list got shorter: the marker may be near now
-      } else if (item) {
+      var before = inTab && this.itemAfter(group[0].id, this.pinned(d));
+      var item = inTab && this.inWindow(before) ? this.draw(group, d) : null;  // not drawn to be dropped
+      if (item) {
         this.groups[group[0].id] = group;
         this.el.insertBefore(item, before);
+      } else {
+        // Out of the tab, or past the drawn rows: drawn when reached, or now if the user is on it.
+        this.rows.delete(key);
+        if (inTab && (focus || (key === this.current && this.following))) item = this.drawUpTo(key);
+        if (!item) this.checkEnd();  // the list got shorter: the marker may be near now
       }
       if (item) {
         if (menu) herald.reopenSnoozeMenu(item);
