@@ -1,5 +1,6 @@
 """``IndexedManager``: python-socketio's in-memory client manager, with each
-client's rooms indexed, so that a disconnect costs what the client is in.
+client's rooms indexed, so that a disconnect costs what the client is in, and
+a room's members as the fan-out last found them (``kept``) dropped as it changes.
 
 python-socketio's ``BaseManager.basic_disconnect`` (every disconnect, and
 every connect the namespace refuses) copies the namespace's whole table of
@@ -23,13 +24,18 @@ class IndexedManager(socketio.Manager):
     def __init__(self):
         super().__init__()
         self.rooms_of = {}  # (namespace, sid) -> the names of the rooms it is in (None too)
+        # (namespace, room) -> what the fan-out keeps of its members (wire/fanout.py),
+        # dropped when anyone enters or leaves it.
+        self.kept = {}
 
     def basic_enter_room(self, sid, namespace, room, eio_sid=None):
         super().basic_enter_room(sid, namespace, room, eio_sid=eio_sid)
+        self.kept.pop((namespace, room), None)
         self.rooms_of.setdefault((namespace, sid), set()).add(room)
 
     def basic_leave_room(self, sid, namespace, room):
         super().basic_leave_room(sid, namespace, room)
+        self.kept.pop((namespace, room), None)
         names = self.rooms_of.get((namespace, sid))
         if names is not None:
             names.discard(room)
