@@ -9,6 +9,7 @@ import weakref
 import gevent
 from engineio import packet as eio_packet
 
+from app.realtime.wire import pings
 from app.realtime.wire.pings import PingWheel
 from app.realtime.wire.queues import DRAIN_MOST, BoundedQueue, DrainingQueue
 
@@ -146,7 +147,7 @@ def test_the_wheel_pings_each_socket_once_per_interval_and_skips_closed_ones():
     wheel.schedule(gone)
     gone.closed = True
     started = time.time()
-    gevent.sleep(0.2)
+    wheel.runner.join(timeout=5)
     assert alive.packets == [eio_packet.PING] and gone.packets == []
     assert alive.last_ping >= started
     assert wheel.runner is None and not wheel.due  # nothing left to do: no greenlet
@@ -164,3 +165,29 @@ def test_the_wheel_holds_session_ids_so_an_ended_session_is_freed_at_once():
     wheel.runner.join(timeout=5)
     assert alive.packets == [eio_packet.PING]
     assert wheel.runner is None and not wheel.due
+
+
+def test_pings_due_close_together_go_out_in_one_wake(monkeypatch):
+    """Five pings due 20 ms apart: with a grain of 0.25 s the wheel sleeps once and
+    sends them all, none before its time; with none, it wakes for each."""
+    real_sleep = gevent.sleep
+
+    def wakes(grain):
+        events = []
+        monkeypatch.setattr(pings.gevent, "sleep", lambda seconds: (events.append("sleep"),
+                                                                   real_sleep(seconds))[1])
+        sockets = {f"s{n}": FakeSocket(interval=0.02 * (n + 1), sid=f"s{n}") for n in range(5)}
+        for socket in sockets.values():
+            socket.send = lambda pkt, sid=socket.sid: events.append(sid)
+        wheel = PingWheel(sockets.get, grain=grain)
+        scheduled = time.time()
+        for socket in sockets.values():  # in due order, as one interval keeps them
+            wheel.schedule(socket)
+        wheel.runner.join(timeout=5)
+        monkeypatch.undo()
+        assert all(socket.last_ping >= scheduled + socket.server.ping_interval
+                   for socket in sockets.values())
+        return events
+
+    assert wakes(0.25) == ["sleep", "s0", "s1", "s2", "s3", "s4"]
+    assert wakes(0.0).count("sleep") >= 4
