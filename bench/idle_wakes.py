@@ -6,15 +6,13 @@ connections' pings have started (python-engineio pings every 25 s).
 """
 import argparse
 import json
-import tempfile
 import time
 from pathlib import Path
 
-from common import save  # first: it puts the project on sys.path
+from common import save, stack  # first: it puts the project on sys.path
 from fanout import LoadGenerators
 
-from app.users import accounts, subscriptions  # noqa: E402
-from tests.support import LiveServer, RedisServer, cpu_seconds  # noqa: E402
+from tests.support import LiveServer, cpu_seconds  # noqa: E402
 
 
 def switches(pid):
@@ -31,33 +29,21 @@ def main():
     parser.add_argument("--settle", type=float, default=27, help="seconds before measuring")
     parser.add_argument("--seconds", type=float, default=30)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="herald-idle-wakes-"))
-    redis_server = RedisServer(folder)
-    redis_server.start()
-    client = redis_server.client()
-    accounts.create_user(client, "bench", "bench-password")
-    subscriptions.add(client, "bench", ["bench"], limit=10)
-    server = LiveServer(redis_server.url, folder, MAX_CONNECTIONS_PER_ADDRESS="0",
-                        MAX_SESSIONS_PER_ADDRESS="0")
-    server.start()
-    generators = None
-    try:
+    # Every load generator connects from 127.0.0.1: no per-address cap here.
+    with stack(MAX_CONNECTIONS_PER_ADDRESS="0", MAX_SESSIONS_PER_ADDRESS="0") as (_r, _c, server, _k):
         token = LiveServer.token(server, "bench", "bench-password")
         generators = LoadGenerators(server.url, token, args.clients, 2, idle=True)
-        pid = server.process.pid
-        time.sleep(args.settle)  # the first pings are due 25 s after each connect
-        cpu, wakes, started = cpu_seconds([pid]), switches(pid), time.monotonic()
-        time.sleep(args.seconds)
-        elapsed = time.monotonic() - started
-        result = {"clients": generators.ready, "seconds": elapsed,
-                  "cpu_share": (cpu_seconds([pid]) - cpu) / elapsed,
-                  "wakes_per_s": (switches(pid) - wakes) / elapsed}
-    finally:
-        if generators is not None:
+        try:
+            pid = server.process.pid
+            time.sleep(args.settle)  # the first pings are due 25 s after each connect
+            cpu, wakes, started = cpu_seconds([pid]), switches(pid), time.monotonic()
+            time.sleep(args.seconds)
+            elapsed = time.monotonic() - started
+            result = {"clients": generators.ready, "seconds": elapsed,
+                      "cpu_share": (cpu_seconds([pid]) - cpu) / elapsed,
+                      "wakes_per_s": (switches(pid) - wakes) / elapsed}
+        finally:
             generators.stop()
-        server.stop()
-        client.close()
-        redis_server.stop()
     print(f"{result['clients']} idle connections: {result['cpu_share']:.1%} of a core, "
           f"{result['wakes_per_s']:.0f} wakes/s")
     save("idle_wakes", result)

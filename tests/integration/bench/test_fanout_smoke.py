@@ -1,4 +1,5 @@
-"""A tiny run of the fan-out benchmark (bench/fanout.py): a few clients, every server.
+"""A tiny run of the fan-out benchmark (bench/fanout.py): a few clients, every server;
+and of bench/idle_wakes.py, which shares its load generators.
 
 No timing assertions: it checks that the harness works end to end, that each
 server delivers every notification to every client, and that the report has
@@ -25,3 +26,14 @@ def test_fanout_benchmark_runs_against_every_server():
         assert run["fewest_per_client"] == run["published"]
         assert report["results"][kind]["memory"]["idle_connections"] == 20
     assert "Herald's best / node's best" in done.stdout
+
+
+def test_idle_wakes_benchmark_runs():
+    """bench/idle_wakes.py, a few clients for a moment: the harness works and reports."""
+    done = subprocess.run(
+        [sys.executable, "bench/idle_wakes.py", "--clients", "20", "--settle", "0.5",
+         "--seconds", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((ROOT / "bench" / "results" / "idle_wakes.json").read_text())
+    assert report["clients"] == 20
+    assert report["seconds"] >= 1 and report["cpu_share"] >= 0 and report["wakes_per_s"] > 0
