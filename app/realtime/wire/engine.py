@@ -27,14 +27,17 @@ process. Through python-engineio's own extension points:
   forgotten at once: python-engineio dropped it from ``sockets`` only at the
   client's next GET, which after a close never comes, or when its service task
   next swept past it (up to a ping timeout later), so that under churn
-  thousands of ended sessions stayed alive (bench/churn.py, issue 35).
+  thousands of ended sessions stayed alive (bench/churn.py, issue 35);
+- ``_service_task`` (started by ``handle_request``, stopped by ``shutdown``): one
+  look at every session every few seconds (sweep.py), not one wake per
+  session, which woke a process with N sessions N/20 times a second.
 """
 import urllib.parse
 
 import engineio
 from engineio import socket as eio_socket
 
-from app.realtime.wire import workers
+from app.realtime.wire import sweep, workers
 from app.realtime.wire.connection import Connection, check_silence, connection_sid
 from app.realtime.wire.pings import PingWheel, Wheel
 from app.realtime.wire.queues import BoundedQueue
@@ -91,6 +94,11 @@ class EngineIO(engineio.Server):
         socket = self.sockets.get(sid)
         connection = getattr(socket.queue, "ws", None) if socket is not None else None
         return connection if isinstance(connection, Connection) else None
+
+    def _service_task(self):
+        if not self.lean:
+            return super()._service_task()
+        return sweep.run(self)
 
     def create_queue(self, *args, **kwargs):
         if not self.lean:

@@ -76,7 +76,8 @@ SOURCES = {
     # (frames, control frames, the close handshake), its handler's run_websocket
     # overridden and its WebSocket's __del__ (a close frame) disarmed (handler.py);
     # python-engineio's receive (a PONG does not block, run in the hub), its
-    # _service_task (pings overdue close a session); pywsgi's loop ended, and the
+    # _service_task (replaced by sweep.py: started by handle_request, stopped by
+    # shutdown, closing with check_ping_timeout); pywsgi's loop ended, and the
     # socket kept open past its handler (handler.py, admission.py).
     "geventwebsocket.websocket:WebSocket.read_message": "4f7e79b76a8e8fca",
     "geventwebsocket.websocket:WebSocket.handle_close": "d9084e8c8efe47c1",
@@ -88,6 +89,8 @@ SOURCES = {
     "geventwebsocket.handler:WebSocketHandler.run_websocket": "a3c4964039a9518b",
     "engineio.socket:Socket.receive": "4126eb2537d0d020",
     "engineio.server:Server._service_task": "9492b7b0d652907d",
+    "engineio.server:Server.shutdown": "65281c2fdcc2fd59",
+    "engineio.socket:Socket.check_ping_timeout": "ccddc110d9836176",
     "gevent.pywsgi:WSGIHandler.handle_one_request": "14e946e9fb33cbb8",
     "gevent.server:StreamServer.do_close": "728ac328c4119488",
     "gevent.baseserver:_handle_and_close_when_done": "154d4884705bb589",
