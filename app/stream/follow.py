@@ -10,9 +10,11 @@ logging one line per change of state rather than one per attempt.
 
 Batching adapts to load: after each wait, whatever else has already arrived
 (up to BATCH_MAX) is taken at once and handed on together to
-``deliver_many``, when given. An idle follower hands on each notification the
-moment it arrives, alone; a busy one, whole batches, so that the relay
-writes one frame per client per batch rather than one per notification.
+``deliver_many``, when given (a :class:`~app.stream.live_reader.LiveReader`
+reads the subscription: one wait, one read for all of it). An idle follower
+hands on each notification the moment it arrives, alone; a busy one, whole
+batches, so that the relay writes one frame per client per batch rather than
+one per notification.
 
 It runs in a thread or, monkey-patched, in a greenlet: it only needs
 ``time.sleep`` and blocking sockets.
@@ -27,6 +29,7 @@ from app.stream import history
 from app.stream.control import decode as decode_control
 from app.stream.envelope import id_key, with_id
 from app.stream.keys import CONTROL
+from app.stream.live_reader import LiveReader
 from app.stream.shards import configured as configured_shards
 from app.stream.shards import stream_id
 
@@ -93,14 +96,15 @@ class LiveFollower:
                         self.on_start(position)  # before any notification is handed on
                     self.advance(position)
                 pubsub = self._subscribe()
+                live = LiveReader(pubsub, wait=POLL_SECONDS)
                 if not self.control_only:
                     self.catch_up()
                 self._set_connected(True)
                 backoff = BACKOFF_FIRST
                 while running():
-                    message = pubsub.get_message(timeout=POLL_SECONDS)
-                    if message is not None:
-                        self.handle_all(self._arrived(pubsub, message))
+                    messages = live.messages(BATCH_MAX)
+                    if messages:
+                        self.handle_all(messages)
             except UNAVAILABLE as exc:
                 self._set_connected(False, exc)
                 time.sleep(backoff)
@@ -147,17 +151,6 @@ class LiveFollower:
             else:
                 self.reconnects += 1
                 self.log.warning("lost Redis (%s); retrying with backoff", error)
-
-    @staticmethod
-    def _arrived(pubsub, first):
-        """``first`` and what else has arrived already, without waiting (at most BATCH_MAX)."""
-        messages = [(first["channel"], first["data"])]
-        while len(messages) < BATCH_MAX:
-            message = pubsub.get_message(timeout=0)
-            if message is None:
-                break
-            messages.append((message["channel"], message["data"]))
-        return messages
 
     def catch_up(self):
         """Hand on what the stream holds past ``position``."""
