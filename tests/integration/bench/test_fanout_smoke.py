@@ -1,5 +1,5 @@
 """A tiny run of the fan-out benchmark (bench/fanout.py): a few clients, every server;
-and of bench/idle_wakes.py, which shares its load generators.
+and of bench/idle_wakes.py, which shares its load generators; and of bench/live_read.py.
 
 No timing assertions: it checks that the harness works end to end, that each
 server delivers every notification to every client, and that the report has
@@ -37,3 +37,16 @@ def test_idle_wakes_benchmark_runs():
     report = json.loads((ROOT / "bench" / "results" / "idle_wakes.json").read_text())
     assert report["clients"] == 20
     assert report["seconds"] >= 1 and report["cpu_share"] >= 0 and report["wakes_per_s"] > 0
+
+
+def test_live_read_benchmark_runs():
+    """bench/live_read.py, a few notifications a reader: both readers read every one."""
+    done = subprocess.run(
+        [sys.executable, "bench/live_read.py", "--count", "5", "--rate", "50", "--rounds", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((ROOT / "bench" / "results" / "live_read.json").read_text())
+    for reader in ("redis-py", "herald"):
+        [figure] = report[reader]["us_per_notification"]
+        assert figure > 0
+    assert report["herald_over_redis_py"] > 0
