@@ -67,7 +67,8 @@ class LiveFollower:
         self.shard = shard if shard is not None else configured_shards()[0]
         self._live = self.shard.live.encode()
         self.client = client  # for stream reads (with timeouts)
-        # No read timeout here: an idle channel is normal; health checks find dead links.
+        # No read timeout here: an idle channel is normal; the LiveReader's wait is
+        # POLL_SECONDS and its PING after HEALTH_EVERY s of silence finds a dead link.
         self.pubsub_client = connect(redis_url, socket_timeout=None, health_check_interval=10)
         self.deliver = self.deliver_many = self.control = None  # given to run()
         self.log = logging.getLogger(f"herald.{name}")

@@ -15,8 +15,8 @@ switch and a turn of the hub's loop, 200-400 µs of CPU on our machine
 :func:`run` looks at all of them at once, every :data:`EVERY` seconds, and
 lets the hub run every :data:`STRIDE` sessions, so that ten thousand of them
 delay nothing by more than a fraction of a millisecond. A session whose ping
-went unanswered is closed within ``ping_timeout + EVERY`` of the ping (the
-library's round took up to a second ``ping_timeout``). Websockets are also
+went unanswered is closed within ``ping_timeout + EVERY`` of the ping (25 s;
+the library's round came past it up to ``ping_timeout`` late: 40 s). Websockets are also
 closed by their own silence check (connection.py); this is what closes a
 long-polling session whose client went away, and the backstop for any other.
 """
