@@ -13,6 +13,11 @@ process with 3,000 idle connections (120 pings a second) woke 143 times a
 second instead of 242-250, each wake a context switch and a turn of the hub's
 loop: 5.9% of a core instead of 6.7-7.3% (bench/idle_wakes.py).
 
+Waits that stay in each connection's own greenlet (an event stream's
+heartbeat) get the same effect from :func:`on_grain`: each one's timer ends
+on a multiple of ``GRAIN``, so those due close together end in one turn of
+the hub's loop.
+
 A wheel of connections holds their session ids, not the connections, and
 finds each again when its turn comes (``find``): a connection that ended is
 freed at once, not kept (with its queue, buffers and session) until its turn
@@ -22,6 +27,7 @@ string the session holds already: a wheel costs a connection nothing more
 (a weak reference cost two objects a connection, 0.2 KiB of its 5.7).
 """
 import collections
+import math
 import operator
 import time
 
@@ -29,6 +35,15 @@ import gevent
 from engineio import packet as eio_packet
 
 GRAIN = 0.25  # seconds an item's turn may come late, so that turns close together come at once
+
+
+def on_grain(delay, grain=GRAIN):
+    """``delay`` lengthened (by less than ``grain``) to end at a multiple of ``grain`` on
+    the hub's clock: the timers of many connections' waits (an event stream's heartbeat,
+    app/realtime/sse_stream.py) then end together, in one turn of the hub's loop, one
+    wake for all of them instead of one each."""
+    now = gevent.get_hub().loop.now()
+    return math.ceil((now + delay) / grain) * grain - now
 
 
 class Wheel:
