@@ -9,6 +9,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import ROOT
 
 
@@ -28,14 +30,17 @@ def test_fanout_benchmark_runs_against_every_server():
     assert "Herald's best / node's best" in done.stdout
 
 
-def test_idle_wakes_benchmark_runs():
-    """bench/idle_wakes.py, a few clients for a moment: the harness works and reports."""
+@pytest.mark.parametrize("sse", [False, True], ids=["socketio", "sse"])
+def test_idle_wakes_benchmark_runs(sse):
+    """bench/idle_wakes.py, a few clients for a moment (Socket.IO or event streams):
+    the harness works and reports."""
     done = subprocess.run(
         [sys.executable, "bench/idle_wakes.py", "--clients", "20", "--settle", "0.5",
-         "--seconds", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+         "--seconds", "1", *(["--sse"] if sse else [])],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((ROOT / "bench" / "results" / "idle_wakes.json").read_text())
-    assert report["clients"] == 20
+    assert report["clients"] == 20 and report["sse"] is sse
     assert report["seconds"] >= 1 and report["cpu_share"] >= 0 and report["wakes_per_s"] > 0
 
 
